@@ -1,0 +1,162 @@
+#include "collector/config.h"
+
+#include <cstring>
+
+#include "collector/sources.h"
+
+namespace gt {
+namespace {
+
+// Every variable any part of libgtrace reads. Subsystems add theirs here.
+constexpr const char* kKnownVariables[] = {
+    "GTRACE_OUTPUT",        "GTRACE_TRACE",          "GTRACE_BUFFER_MB", "GTRACE_THREAD_BUFFER_KB",
+    "GTRACE_FLUSH_MS",      "GTRACE_MANIFEST",       "GTRACE_FORCE_OVERWRITE",
+    // CUDA tracing
+    "GTRACE_CUPTI_PATH",    "GTRACE_CAPTURE_RANGE",  "GTRACE_CAPTURE_RANGE_END", "GTRACE_NVTX_CAPTURE",
+    "GTRACE_DELAY",         "GTRACE_DURATION",       "GTRACE_CUDA_GRAPH_TRACE",  "GTRACE_CUDA_MEMORY_USAGE",
+    "GTRACE_CUDA_BUFFER_MB",
+    // NCCL, GPU metrics, call stacks, processes
+    "GTRACE_NCCL_TRACE",    "GTRACE_GPU_METRICS_DEVICES", "GTRACE_GPU_METRICS_FREQUENCY",
+    "GTRACE_GPU_METRICS_SET", "GTRACE_GPU_METRICS_RANGES", "GTRACE_CUDABACKTRACE", "GTRACE_TRACE_FORK_BEFORE_EXEC",
+    "GTRACE_PYTHON_BACKTRACE",
+    // Set by the library itself / tests
+    "GTRACE_LIBRARY_PATH",  "GTRACE_DISABLE",
+};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool ParseBounded(const char* name, const char* value, uint64_t lo, uint64_t hi, uint64_t* out,
+                  std::vector<std::string>* warnings) {
+  uint64_t v = 0;
+  if (!ParseUint64(Trim(value), &v) || v < lo || v > hi) {
+    warnings->push_back(std::string(name) + "='" + value + "' is not a whole number in [" + std::to_string(lo) +
+                        ", " + std::to_string(hi) + "]; using the default");
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+bool ParseUint64(std::string_view text, uint64_t* out) {
+  if (text.empty() || text.size() > 19) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool ParseBool(std::string_view text, bool* out) {
+  text = Trim(text);
+  for (const char* t : {"1", "true", "yes", "on"}) {
+    if (text == t) return *out = true, true;
+  }
+  for (const char* f : {"0", "false", "no", "off"}) {
+    if (text == f) return *out = false, true;
+  }
+  return false;
+}
+
+bool IsKnownVariable(std::string_view name) {
+  for (const char* k : kKnownVariables) {
+    if (name == k) return true;
+  }
+  return false;
+}
+
+bool ParseTraceList(std::string_view text, uint32_t* mask, std::string* error, std::vector<std::string>* notes) {
+  uint32_t m = 0;
+  bool none = false;
+  size_t count = 0;
+  while (true) {
+    size_t comma = text.find(',');
+    std::string_view item = Trim(text.substr(0, comma));
+    if (item.empty()) {
+      *error = "empty name in trace list";
+      return false;
+    }
+    ++count;
+    if (item == "nvtx") {
+      m |= kSourceNvtx;
+    } else if (item == "cuda") {
+      m |= kSourceCuda;
+    } else if (item == "nccl") {
+      m |= kSourceNccl;
+    } else if (item == "none") {
+      none = true;
+    } else if (item == "osrt" || item == "mpi" || item == "ucx" || item == "oshmem" || item == "cublas" ||
+               item == "cudnn" || item == "cusparse" || item == "opengl" || item == "openacc" || item == "openmp" ||
+               item == "vulkan" || item == "nvvideo" || item == "python-gil" || item == "syscall") {
+      if (notes) notes->push_back("trace '" + std::string(item) + "' is an nsys option gtrace does not implement; ignored");
+    } else {
+      *error = "unknown trace '" + std::string(item) + "' (known: cuda, nvtx, nccl, none)";
+      return false;
+    }
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  if (none && count > 1) {
+    *error = "'none' cannot be combined with other traces";
+    return false;
+  }
+  *mask = m;
+  return true;
+}
+
+Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
+  Config c;
+  for (char** e = environ_list; e != nullptr && *e != nullptr; ++e) {
+    if (std::strncmp(*e, "GTRACE_", 7) != 0) continue;
+    const char* eq = std::strchr(*e, '=');
+    if (eq == nullptr) continue;
+    std::string name(*e, eq - *e);
+    c.raw.emplace_back(name, eq + 1);
+    if (!IsKnownVariable(name)) c.warnings.push_back("unknown variable " + name + " ignored");
+  }
+  if (const char* v = getenv_fn("GTRACE_OUTPUT"); v != nullptr) {
+    if (*v != '\0') {
+      c.output_pattern = v;
+    } else {
+      c.warnings.push_back("GTRACE_OUTPUT is empty; using the default name");
+    }
+  }
+  if (const char* v = getenv_fn("GTRACE_TRACE"); v != nullptr) c.trace = v;
+  std::string error;
+  if (!ParseTraceList(c.trace, &c.sources, &error, &c.warnings)) {
+    c.warnings.push_back("GTRACE_TRACE='" + c.trace + "': " + error + "; using cuda,nvtx,nccl");
+    c.trace = "cuda,nvtx,nccl";
+    ParseTraceList(c.trace, &c.sources, &error, nullptr);
+  }
+  uint64_t v64 = 0;
+  if (const char* v = getenv_fn("GTRACE_BUFFER_MB"); v != nullptr && ParseBounded("GTRACE_BUFFER_MB", v, 1, 65536, &v64, &c.warnings)) {
+    c.buffer_bytes = v64 << 20;
+  }
+  if (const char* v = getenv_fn("GTRACE_THREAD_BUFFER_KB");
+      v != nullptr && ParseBounded("GTRACE_THREAD_BUFFER_KB", v, 16, 1 << 20, &v64, &c.warnings)) {
+    c.thread_buffer_bytes = v64 << 10;
+  }
+  if (const char* v = getenv_fn("GTRACE_FLUSH_MS"); v != nullptr && ParseBounded("GTRACE_FLUSH_MS", v, 10, 60000, &v64, &c.warnings)) {
+    c.flush_interval_ms = static_cast<uint32_t>(v64);
+  }
+  if (const char* v = getenv_fn("GTRACE_MANIFEST"); v != nullptr) c.manifest_path = v;
+  if (const char* v = getenv_fn("GTRACE_FORCE_OVERWRITE"); v != nullptr && !ParseBool(v, &c.force_overwrite)) {
+    c.warnings.push_back(std::string("GTRACE_FORCE_OVERWRITE='") + v + "' is not a boolean; using false");
+  }
+  if (c.thread_buffer_bytes == 0) {
+    c.thread_buffer_bytes = c.buffer_bytes / 128;
+    if (c.thread_buffer_bytes < (64u << 10)) c.thread_buffer_bytes = 64u << 10;
+    if (c.thread_buffer_bytes > (4u << 20)) c.thread_buffer_bytes = 4u << 20;
+  }
+  if (c.thread_buffer_bytes > c.buffer_bytes) c.thread_buffer_bytes = c.buffer_bytes;
+  return c;
+}
+
+}  // namespace gt

@@ -1,0 +1,234 @@
+#include "collector/drainer.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "collector/clock.h"
+#include "collector/schema_fields.h"
+#include "collector/session_internal.h"
+
+namespace gt {
+namespace {
+
+constexpr size_t kMaxChunkBodyBytes = 1u << 20;
+constexpr uint64_t kThreadNameRecheckNs = 1000000000ull;
+
+std::string ReadThreadName(uint32_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[64];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string name(buf, static_cast<size_t>(n));
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
+}
+
+}  // namespace
+
+Drainer::Drainer(RingPool* pool, uint64_t session_id)
+    : pool_(pool), session_id_(session_id), chunk_(&interner_) {
+  tracks_.resize(pool_->count());
+  heads_.resize(pool_->count());
+  scratch_.resize(kMaxExtSlots + 1);
+  chunk_.output()->reserve(1u << 20);
+}
+
+void Drainer::DrainOnce(bool final) {
+  // Heads first, registrations second, records third: every registration a record depends on was
+  // made before the record was committed, so definitions land in the file before their use.
+  for (uint32_t i = 0; i < pool_->count(); ++i) {
+    ThreadBuffer* b = pool_->at(i);
+    heads_[i] = b->state.load(std::memory_order_acquire) == static_cast<uint32_t>(BufferState::kFree)
+                    ? 0
+                    : b->ring.ConsumerHead();
+  }
+  int n_emitters = internal::EmitterCount();
+  if (n_emitters > 0) {
+    chunk_.Begin(0, 0, 0);
+    for (int i = 0; i < n_emitters; ++i) {
+      if (EmitFn fn = internal::EmitterAt(i)) fn(&chunk_, session_id_);
+    }
+    chunk_.End();
+  }
+  for (uint32_t i = 0; i < pool_->count(); ++i) {
+    ThreadBuffer* b = pool_->at(i);
+    uint32_t state = b->state.load(std::memory_order_acquire);
+    if (state == static_cast<uint32_t>(BufferState::kFree)) continue;
+    DrainBuffer(i, heads_[i], final);
+    if (state == static_cast<uint32_t>(BufferState::kRetired)) {
+      // The owner is gone: take whatever it committed after the snapshot too, then free it.
+      DrainBuffer(i, b->ring.ConsumerHead(), final);
+      tracks_[i].serial = 0;
+      pool_->Free(b);
+    }
+  }
+  EmitNoBufferDrops(internal::NoBufferDrops());
+}
+
+void Drainer::MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_read) {
+  BufferTrack& t = tracks_[index];
+  bool is_new = t.serial != b->serial;
+  uint64_t now = NowNs();
+  std::string name;
+  if (is_new) {
+    t.serial = b->serial;
+    t.dropped_reported = b->dropped_base;  // drops before this owner belong to earlier owners
+    t.name_checked_ns = now;
+    ++threads_seen_;
+    name = b->name_at_acquire;
+    std::string live = ReadThreadName(b->tid);
+    if (!live.empty()) name = live;
+  } else if (force_read || now - t.name_checked_ns > kThreadNameRecheckNs) {
+    t.name_checked_ns = now;
+    name = ReadThreadName(b->tid);
+    if (name.empty() || name == t.name) return;
+  } else {
+    return;
+  }
+  t.name = name;
+  errno = 0;
+  int nice = ::getpriority(PRIO_PROCESS, b->tid);
+  if (errno != 0) nice = 0;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kThread);
+  w.Varint(field::thread_info::kTid, b->tid);
+  w.String(field::thread_info::kName, name);
+  w.Int(field::thread_info::kNice, nice);
+  w.EndNested();
+}
+
+void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
+  ThreadBuffer* b = pool_->at(index);
+  ThreadRing& ring = b->ring;
+  uint64_t tail = ring.ConsumerTail();
+  bool new_owner = tracks_[index].serial != b->serial;
+  uint64_t dropped_now = ring.dropped();
+  bool has_drops = !new_owner && dropped_now != tracks_[index].dropped_reported;
+  if (tail == head && !new_owner && !has_drops &&
+      NowNs() - tracks_[index].name_checked_ns <= kThreadNameRecheckNs) {
+    return;
+  }
+  uint64_t base = 0;
+  if (tail < head) base = reinterpret_cast<const RecordHeader*>(ring.ConsumerAt(tail)->bytes)->ts_ns;
+  chunk_.Begin(b->serial, b->tid, base);
+  MaybeEmitThreadInfo(index, b, final);
+  while (tail < head) {
+    const Slot* first = ring.ConsumerAt(tail);
+    const auto* h = reinterpret_cast<const RecordHeader*>(first->bytes);
+    uint64_t n = 1u + h->ext_slots;
+    if (h->type == kRecordInvalid || h->type >= kRecordTypeCount || tail + n > head) {
+      // Cannot happen with a correct producer; skip the rest rather than decode garbage.
+      ++corrupt_records_;
+      tail = head;
+      break;
+    }
+    if (h->type != kRecordPadding) {
+      RecordDecodeFn fn = internal::DecoderFor(h->type);
+      if (fn != nullptr) {
+        ring.CopyOut(tail, n, scratch_.data());
+        RecordView view{reinterpret_cast<const RecordHeader*>(scratch_[0].bytes), scratch_[0].bytes,
+                        n * kSlotBytes, b->tid};
+        fn(view, &chunk_);
+        chunk_.CountRecord();
+      }
+    }
+    tail += n;
+    if (chunk_.body().size() > kMaxChunkBodyBytes) {
+      ring.Release(tail);  // free ring space early on big drains
+      chunk_.SplitIfLarger(kMaxChunkBodyBytes);
+    }
+  }
+  ring.Release(tail);
+  dropped_now = ring.dropped();
+  BufferTrack& t = tracks_[index];
+  if (dropped_now != t.dropped_reported) {
+    ProtoWriter& w = chunk_.body();
+    w.BeginNested(field::chunk::kDrops);
+    w.Varint(field::drop_report::kSource, field::enums::kDropThreadBuffer);
+    w.Varint(field::drop_report::kTid, b->tid);
+    w.Varint(field::drop_report::kDroppedRecords, dropped_now - t.dropped_reported);
+    w.Varint(field::drop_report::kTsNs, NowNs());
+    w.EndNested();
+    dropped_total_ += dropped_now - t.dropped_reported;
+    t.dropped_reported = dropped_now;
+  }
+  chunk_.End();
+}
+
+void Drainer::EmitClockSnapshot() {
+  ClockPair pair = ReadClockPair();
+  chunk_.Begin(0, 0, 0);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kClock);
+  w.Varint(field::clock_snapshot::kStreamClockNs, pair.stream_ns);
+  w.Varint(field::clock_snapshot::kRealtimeNs, pair.realtime_ns);
+  w.Varint(field::clock_snapshot::kUncertaintyNs, pair.uncertainty_ns);
+  w.EndNested();
+  chunk_.End();
+}
+
+void Drainer::EmitDiagnostic(uint64_t ts_ns, uint32_t severity, const std::string& source, const std::string& text) {
+  chunk_.Begin(0, 0, 0);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kDiagnostics);
+  w.Varint(field::diagnostic::kTsNs, ts_ns);
+  w.Varint(field::diagnostic::kSeverity, severity);
+  w.String(field::diagnostic::kSource, source);
+  w.String(field::diagnostic::kText, text);
+  w.EndNested();
+  chunk_.End();
+}
+
+void Drainer::EmitNoBufferDrops(uint64_t total_dropped) {
+  if (total_dropped == no_buffer_reported_) return;
+  chunk_.Begin(0, 0, 0);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kDrops);
+  w.Varint(field::drop_report::kSource, field::enums::kDropNoBuffer);
+  w.Varint(field::drop_report::kDroppedRecords, total_dropped - no_buffer_reported_);
+  w.Varint(field::drop_report::kTsNs, NowNs());
+  w.EndNested();
+  chunk_.End();
+  dropped_total_ += total_dropped - no_buffer_reported_;
+  no_buffer_reported_ = total_dropped;
+}
+
+void Drainer::EmitWriterDrops(uint64_t records) {
+  if (records == 0) return;
+  chunk_.Begin(0, 0, 0);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kDrops);
+  w.Varint(field::drop_report::kSource, field::enums::kDropWriter);
+  w.Varint(field::drop_report::kDroppedRecords, records);
+  w.Varint(field::drop_report::kTsNs, NowNs());
+  w.EndNested();
+  chunk_.End();
+  dropped_total_ += records;
+}
+
+void Drainer::EmitEnd(const std::string& reason, uint64_t bytes_written_before) {
+  chunk_.Begin(0, 0, 0);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kStats);
+  w.Varint(field::stream_stats::kRecordsWritten, chunk_.records_total());
+  w.Varint(field::stream_stats::kRecordsDropped, dropped_total_);
+  w.Varint(field::stream_stats::kChunksWritten, chunk_.chunks_total());
+  w.Varint(field::stream_stats::kBytesWritten, bytes_written_before);
+  w.Varint(field::stream_stats::kThreadsSeen, threads_seen_);
+  w.Varint(field::stream_stats::kEndNs, NowNs());
+  w.String(field::stream_stats::kCloseReason, reason);
+  w.EndNested();
+  w.Bool(field::chunk::kEndOfStream, true);
+  chunk_.End();
+}
+
+}  // namespace gt

@@ -1,0 +1,67 @@
+// Drainer: the drain thread's work for one session. Each cycle it snapshots every ring's head,
+// runs the module emitters (registrations, CUPTI buffers), decodes the snapshot's records into
+// chunks, reports drops and thread names, and hands finished chunk bytes to the writer.
+// Owned by the Session; every method runs on the drain thread (or, after it stopped, on the
+// thread that ends the session).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collector/chunk_builder.h"
+#include "collector/ring_pool.h"
+#include "collector/session.h"
+#include "collector/string_interner.h"
+
+namespace gt {
+
+class Drainer {
+ public:
+  Drainer(RingPool* pool, uint64_t session_id);
+  Drainer(const Drainer&) = delete;
+  Drainer& operator=(const Drainer&) = delete;
+
+  // One pass over everything. `final` also drains retired-and-owned buffers completely and
+  // reports per-thread totals.
+  void DrainOnce(bool final);
+  // Process-level chunk with a clock snapshot (every second, and at start).
+  void EmitClockSnapshot();
+  void EmitDiagnostic(uint64_t ts_ns, uint32_t severity, const std::string& source, const std::string& text);
+  void EmitNoBufferDrops(uint64_t total_dropped);
+  void EmitWriterDrops(uint64_t records);
+  // The end-of-stream chunk.
+  void EmitEnd(const std::string& reason, uint64_t bytes_written_before);
+
+  std::string* output() { return chunk_.output(); }
+  uint64_t records_total() const { return chunk_.records_total(); }
+  uint64_t records_dropped_total() const { return dropped_total_; }
+  uint64_t chunks_total() const { return chunk_.chunks_total(); }
+  uint32_t threads_seen() const { return threads_seen_; }
+  uint64_t intern_misuse() const { return chunk_.intern_misuse(); }
+  uint64_t corrupt_records() const { return corrupt_records_; }
+
+ private:
+  struct BufferTrack {
+    uint64_t serial = 0;  // owner we last reported on (0: none yet)
+    uint64_t dropped_reported = 0;
+    std::string name;
+    uint64_t name_checked_ns = 0;
+  };
+  void DrainBuffer(uint32_t index, uint64_t head_snapshot, bool final);
+  void MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_read);
+
+  RingPool* pool_;
+  uint64_t session_id_;
+  StringInterner interner_;
+  ChunkBuilder chunk_;
+  std::vector<BufferTrack> tracks_;
+  std::vector<uint64_t> heads_;
+  std::vector<Slot> scratch_;  // contiguous copy of a record that wraps around its ring
+  uint64_t dropped_total_ = 0;
+  uint64_t no_buffer_reported_ = 0;
+  uint32_t threads_seen_ = 0;
+  uint64_t corrupt_records_ = 0;
+};
+
+}  // namespace gt

@@ -1,0 +1,40 @@
+// ProcessInfo: who this process is (host, pid, command line) and where it sits in a parallel job
+// (rank from the launcher's variables). Read once at session start, on the slow path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collector/config.h"
+
+namespace gt {
+
+struct RankInfo {
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  std::string source;  // variable the rank came from
+};
+
+struct ProcessInfo {
+  std::string host_name;
+  std::string boot_id;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  std::vector<std::string> command_line;
+  std::string executable_path;
+  RankInfo rank;
+  std::string cpu_architecture;
+  std::string os_description;
+  uint32_t cpu_cores = 0;
+};
+
+ProcessInfo ReadProcessInfo(EnvGetter getenv_fn);
+// Launchers in priority order: SLURM, Open MPI, MPICH/Intel MPI (PMI), PMIx, torchrun.
+RankInfo DetectRank(EnvGetter getenv_fn);
+
+// OS thread id of the caller (gettid).
+uint32_t CurrentTid();
+
+}  // namespace gt

@@ -1,0 +1,73 @@
+// RingPool: the bounded memory of all per-thread rings, one mmap'ed arena carved into a fixed
+// number of ThreadBuffers at session start. An application thread takes a free buffer on its first
+// record (lock-free CAS, no allocation) and gives it back when it exits; the drain thread drains
+// every owned or retired buffer and frees retired ones once empty. When every buffer is taken, the
+// thread records nothing and the loss is counted (DROP_SOURCE_NO_BUFFER).
+//
+// Pages of the arena are reserved, not committed: a thread that records little touches little.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "collector/thread_ring.h"
+
+namespace gt {
+
+enum class BufferState : uint32_t { kFree = 0, kOwned = 1, kRetired = 2 };
+
+// One thread's buffer: the ring plus state the owning thread's hooks may keep (depth counters).
+struct alignas(64) ThreadBuffer {
+  std::atomic<uint32_t> state{0};  // BufferState
+  uint32_t tid = 0;                // OS thread id of the owner
+  uint64_t serial = 0;             // unique per owner for this process (stream sequence id)
+  char name_at_acquire[16] = {};   // comm when the thread took the buffer
+  uint64_t dropped_base = 0;       // ring.dropped() when this owner took the buffer
+  ThreadRing ring;
+  // Producer-private scratch for the owning thread's hooks (collector does not interpret it).
+  static constexpr int kScratchWords = 64;
+  uint64_t scratch_counter = 0;
+  int32_t scratch[kScratchWords] = {};
+};
+
+class RingPool {
+ public:
+  RingPool() = default;
+  RingPool(const RingPool&) = delete;
+  RingPool& operator=(const RingPool&) = delete;
+  ~RingPool();
+
+  // Carves `total_bytes` into rings of `ring_bytes` (rounded to powers of two slots). False when
+  // the arena cannot be mapped.
+  bool Init(size_t total_bytes, size_t ring_bytes);
+  uint32_t count() const { return count_; }
+  size_t ring_bytes() const { return ring_bytes_; }
+
+  // Application thread, slow path: take a free buffer. nullptr when none is free.
+  ThreadBuffer* Acquire(uint32_t tid, const char* thread_name);
+  // Application thread at exit: the drain thread drains and frees it.
+  static void Retire(ThreadBuffer* buffer) {
+    buffer->state.store(static_cast<uint32_t>(BufferState::kRetired), std::memory_order_release);
+  }
+
+  // Drain thread.
+  ThreadBuffer* at(uint32_t i) { return &headers_[i]; }
+  void Free(ThreadBuffer* buffer) {
+    buffer->state.store(static_cast<uint32_t>(BufferState::kFree), std::memory_order_release);
+  }
+
+  // Child after fork: no other thread exists, so every buffer is free again; contents discarded.
+  void ResetAfterFork();
+
+ private:
+  void* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
+  ThreadBuffer* headers_ = nullptr;
+  Slot* storage_ = nullptr;
+  uint32_t count_ = 0;
+  size_t ring_bytes_ = 0;
+  std::atomic<uint64_t> next_serial_{1};
+};
+
+}  // namespace gt

@@ -1,0 +1,536 @@
+// Session lifecycle: lazy start, the drain thread, flush requests, signals, fork, end.
+//
+// Lock order: g_start_mutex (session start, fork prepare) -> Session::diag_mutex (leaf).
+// Neither is ever taken on the hot path or by a signal handler.
+#include "collector/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "collector/drainer.h"
+#include "collector/output_path.h"
+#include "collector/process_info.h"
+#include "collector/schema_fields.h"
+#include "collector/session_internal.h"
+#include "collector/stream_header.h"
+#include "collector/stream_writer.h"
+
+extern char** environ;
+
+namespace gt {
+
+std::atomic<uint32_t> g_enabled_sources{0};
+std::atomic<uint32_t> g_generation{1};
+thread_local ThreadLocalState t_gt_thread __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, false, false};
+
+namespace {
+
+constexpr int kMaxEmitters = 16;
+constexpr uint64_t kWriteThresholdBytes = 256u << 10;
+constexpr uint64_t kClockSnapshotIntervalNs = 1000000000ull;
+constexpr int kHandledSignals[] = {SIGTERM, SIGINT};
+
+struct PendingDiagnostic {
+  uint64_t ts_ns;
+  uint32_t severity;
+  std::string source;
+  std::string text;
+};
+
+// Heap-allocated once per process image (a forked child makes its own and leaks the parent's,
+// whose drain thread does not exist there). Not a global object: no static constructor.
+struct Session {
+  Config config;
+  ProcessInfo info;
+  StreamWriter writer;
+  std::unique_ptr<Drainer> drainer;
+  uint64_t id = 0;
+  uint32_t pid = 0;
+  pthread_t thread{};
+  int wake_read = -1;
+  int wake_write = -1;
+  std::atomic<uint32_t> flush_requested{0};  // futex word: tickets handed out
+  std::atomic<uint32_t> flush_done{0};       // futex word: last ticket served
+  std::atomic<bool> stop{false};
+  std::atomic<int> terminate_signal{0};      // set by a signal handler whose default action kills
+  std::atomic<bool> ended{false};
+  std::atomic<bool> thread_exited{false};
+  std::string end_reason = "exit";
+  std::mutex diag_mutex;
+  std::vector<PendingDiagnostic> diags;  // guarded by diag_mutex
+  bool writer_failed_reported = false;
+  uint64_t writer_lost_records = 0;
+  uint64_t records_at_last_write = 0;
+};
+
+RecordDecodeFn g_decoders[kRecordTypeCount] = {};
+EmitFn g_emitters[kMaxEmitters] = {};
+std::atomic<int> g_emitter_count{0};
+std::atomic<uint64_t> g_no_buffer_drops{0};
+pthread_mutex_t g_start_mutex = PTHREAD_MUTEX_INITIALIZER;
+std::atomic<Session*> g_session{nullptr};
+std::atomic<uint32_t> g_failed_pid{0};  // a start failed in this pid: do not retry on every event
+std::atomic<uint64_t> g_session_counter{0};
+std::atomic<uint32_t> g_configured_sources{0};
+pthread_key_t g_thread_key;
+pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+pthread_once_t g_process_once = PTHREAD_ONCE_INIT;
+alignas(RingPool) unsigned char g_pool_storage[sizeof(RingPool)];
+RingPool* g_pool = nullptr;
+struct sigaction g_old_actions[NSIG];
+bool g_installed[NSIG];
+
+const char* GetEnv(const char* name) { return ::getenv(name); }
+
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+bool TicketServed(uint32_t done, uint32_t ticket) { return static_cast<int32_t>(done - ticket) >= 0; }
+
+// Waits until `ticket` is served or `timeout_ms` passes. Async-signal-safe (futex + clock).
+bool WaitForTicket(Session* s, uint32_t ticket, uint32_t timeout_ms) {
+  uint64_t deadline = NowNs() + uint64_t{timeout_ms} * 1000000ull;
+  while (true) {
+    uint32_t done = s->flush_done.load(std::memory_order_acquire);
+    if (TicketServed(done, ticket)) return true;
+    if (s->thread_exited.load(std::memory_order_acquire)) return false;
+    uint64_t now = NowNs();
+    if (now >= deadline) return false;
+    uint64_t left = deadline - now;
+    if (left > 10000000ull) left = 10000000ull;  // re-check thread_exited every 10 ms
+    timespec ts{static_cast<time_t>(left / 1000000000ull), static_cast<long>(left % 1000000000ull)};
+    Futex(&s->flush_done, FUTEX_WAIT_PRIVATE, done, &ts);
+  }
+}
+
+void Wake(Session* s) {
+  char c = 1;
+  ssize_t r = ::write(s->wake_write, &c, 1);  // a full pipe already means "wake up"
+  (void)r;
+}
+
+uint32_t RequestTicket(Session* s) {
+  uint32_t ticket = s->flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+  Wake(s);
+  return ticket;
+}
+
+Session* CurrentSession() {
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (s != nullptr && s->pid == static_cast<uint32_t>(::getpid())) return s;
+  return nullptr;
+}
+
+void WriteOutput(Session* s) {
+  std::string* out = s->drainer->output();
+  if (out->empty()) return;
+  Status st = s->writer.Append(*out);
+  uint64_t records = s->drainer->records_total();
+  out->clear();
+  if (!st.ok()) {
+    // The bytes are gone (memory stays bounded); count their records as writer drops.
+    s->writer_lost_records += records - s->records_at_last_write;
+    if (!s->writer_failed_reported) {
+      s->writer_failed_reported = true;
+      PrintLine(st.message() + "; records are dropped (and counted) until writing succeeds again");
+    }
+  } else if (s->writer_lost_records > 0) {
+    // Writing works again: the next write carries how much the gap cost.
+    s->drainer->EmitWriterDrops(s->writer_lost_records);
+    s->writer_lost_records = 0;
+    s->writer_failed_reported = false;
+  }
+  s->records_at_last_write = records;
+}
+
+void FlushDiagnostics(Session* s) {
+  std::vector<PendingDiagnostic> pending;
+  {
+    std::lock_guard<std::mutex> lock(s->diag_mutex);
+    pending.swap(s->diags);
+  }
+  for (const PendingDiagnostic& d : pending) s->drainer->EmitDiagnostic(d.ts_ns, d.severity, d.source, d.text);
+}
+
+void* DrainMain(void* arg) {
+  auto* s = static_cast<Session*>(arg);
+  t_gt_thread.internal = true;
+  ::prctl(PR_SET_NAME, "gtrace-drain", 0, 0, 0);
+  uint64_t flush_interval_ns = uint64_t{s->config.flush_interval_ms} * 1000000ull;
+  uint64_t last_write = NowNs();
+  uint64_t last_clock = last_write;
+  s->drainer->EmitClockSnapshot();
+  WriteOutput(s);
+  while (true) {
+    pollfd p{s->wake_read, POLLIN, 0};
+    ::poll(&p, 1, 10);
+    char sink[64];
+    while (::read(s->wake_read, sink, sizeof(sink)) > 0) {
+    }
+    uint32_t ticket = s->flush_requested.load(std::memory_order_acquire);
+    int term = s->terminate_signal.load(std::memory_order_acquire);
+    bool stopping = s->stop.load(std::memory_order_acquire) || term != 0;
+    if (term != 0) g_enabled_sources.store(0, std::memory_order_relaxed);
+    FlushDiagnostics(s);
+    s->drainer->DrainOnce(stopping);
+    uint64_t now = NowNs();
+    if (now - last_clock >= kClockSnapshotIntervalNs || stopping) {
+      s->drainer->EmitClockSnapshot();
+      last_clock = now;
+    }
+    bool flush_asked = !TicketServed(s->flush_done.load(std::memory_order_relaxed), ticket);
+    if (stopping || flush_asked || s->drainer->output()->size() >= kWriteThresholdBytes ||
+        now - last_write >= flush_interval_ns) {
+      WriteOutput(s);
+      last_write = now;
+    }
+    if (stopping) {
+      std::string reason = s->end_reason;
+      if (term != 0) reason = std::string("signal SIG") + (sigabbrev_np(term) ? sigabbrev_np(term) : "?");
+      FlushDiagnostics(s);
+      s->drainer->DrainOnce(true);
+      if (s->writer_lost_records > 0) s->drainer->EmitWriterDrops(s->writer_lost_records);
+      s->writer_lost_records = 0;
+      s->drainer->EmitEnd(reason, s->writer.bytes_written());
+      WriteOutput(s);
+      s->writer.Close();
+      if (s->drainer->corrupt_records() > 0 || s->drainer->intern_misuse() > 0) {
+        PrintLine("internal: " + std::to_string(s->drainer->corrupt_records()) + " corrupt records, " +
+                  std::to_string(s->drainer->intern_misuse()) + " misplaced strings");
+      }
+    }
+    s->flush_done.store(ticket, std::memory_order_release);
+    Futex(&s->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+    if (stopping) break;
+  }
+  s->thread_exited.store(true, std::memory_order_release);
+  Futex(&s->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+  return nullptr;
+}
+
+void OnSignal(int sig, siginfo_t* info, void* context) {
+  int saved_errno = errno;
+  const struct sigaction& old = g_old_actions[sig];
+  bool old_is_default = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL;
+  Session* s = CurrentSession();
+  if (s != nullptr && !s->ended.load(std::memory_order_acquire) && !s->thread_exited.load()) {
+    if (old_is_default) {
+      // The default action ends the process: finish the stream for good.
+      s->terminate_signal.store(sig, std::memory_order_release);
+    }
+    uint32_t ticket = RequestTicket(s);
+    WaitForTicket(s, ticket, 3000);
+  }
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction != nullptr) old.sa_sigaction(sig, info, context);
+  } else if (old.sa_handler == SIG_DFL) {
+    // Restore the default and re-raise: delivered when this handler returns (the signal is
+    // blocked while it runs), so the exit status is the signal's, as without gtrace.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(sig, &dfl, nullptr);
+    ::raise(sig);
+  } else if (old.sa_handler != SIG_IGN) {
+    old.sa_handler(sig);
+  }
+  errno = saved_errno;
+}
+
+void InstallSignalHandlers() {
+  for (int sig : kHandledSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0) continue;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;  // keep "ignored" (survives exec)
+    g_old_actions[sig] = old;
+    struct sigaction act {};
+    act.sa_sigaction = OnSignal;
+    act.sa_mask = old.sa_mask;
+    // Keep the application's flags (Python relies on EINTR: no SA_RESTART unless it had it).
+    act.sa_flags = (old.sa_flags & ~(SA_RESETHAND | SA_NODEFER)) | SA_SIGINFO;
+    if (::sigaction(sig, &act, nullptr) == 0) g_installed[sig] = true;
+  }
+}
+
+void ThreadExitDestructor(void* value) {
+  auto* b = static_cast<ThreadBuffer*>(value);
+  ThreadLocalState& s = t_gt_thread;
+  if (b != nullptr && s.buffer == b && s.generation == g_generation.load(std::memory_order_relaxed)) {
+    RingPool::Retire(b);
+  }
+  s.buffer = nullptr;
+  s.exiting = true;  // thread-local destructors that run after this must not take a new buffer
+}
+
+void CreateThreadKey() { pthread_key_create(&g_thread_key, ThreadExitDestructor); }
+
+void ForkPrepare() { pthread_mutex_lock(&g_start_mutex); }
+void ForkParent() { pthread_mutex_unlock(&g_start_mutex); }
+void ForkChild() {
+  // Only the forking thread exists here. Abandon the parent's session (its drain thread is not
+  // in this process); the first record in the child starts a session of its own.
+  pthread_mutex_unlock(&g_start_mutex);
+  g_generation.fetch_add(1, std::memory_order_relaxed);
+  g_session.store(nullptr, std::memory_order_release);
+  g_failed_pid.store(0, std::memory_order_relaxed);
+  if (g_pool != nullptr) g_pool->ResetAfterFork();
+  t_gt_thread.buffer = nullptr;
+  pthread_once(&g_key_once, CreateThreadKey);
+  pthread_setspecific(g_thread_key, nullptr);
+}
+
+void ProcessOnce() { pthread_atfork(ForkPrepare, ForkParent, ForkChild); }
+
+bool AppendManifest(const std::string& manifest, const std::string& stream_path) {
+  char resolved[4096];
+  std::string line = (::realpath(stream_path.c_str(), resolved) != nullptr ? std::string(resolved) : stream_path) + "\n";
+  int fd = ::open(manifest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  return ok;
+}
+
+// Called with g_start_mutex held. Returns the running session, or nullptr (reason printed).
+Session* StartSession() {
+  auto s = std::make_unique<Session>();
+  s->config = LoadConfig(GetEnv, environ);
+  s->pid = static_cast<uint32_t>(::getpid());
+  if (const char* d = ::getenv("GTRACE_DISABLE"); d != nullptr) {
+    bool off = false;
+    if (ParseBool(d, &off) && off) return nullptr;
+  }
+  for (const std::string& w : s->config.warnings) PrintLine(w);
+  g_configured_sources.store(s->config.sources, std::memory_order_relaxed);
+  if (s->config.sources == 0) return nullptr;
+  s->info = ReadProcessInfo(GetEnv);
+  if (g_pool == nullptr) {
+    auto* pool = new (g_pool_storage) RingPool();
+    if (!pool->Init(s->config.buffer_bytes, s->config.thread_buffer_bytes)) {
+      PrintLine("cannot reserve " + std::to_string(s->config.buffer_bytes >> 20) + " MiB of trace buffers; tracing disabled");
+      return nullptr;
+    }
+    g_pool = pool;
+  }
+  std::string path, warning;
+  Status st = ExpandOutputPattern(s->config.output_pattern, s->info.host_name, s->pid, ::getenv, &path, &warning);
+  if (!st.ok()) {
+    PrintLine(st.message() + "; using gtrace-%h-%p");
+    ExpandOutputPattern("gtrace-%h-%p", s->info.host_name, s->pid, ::getenv, &path);
+  } else if (!warning.empty()) {
+    PrintLine(warning);
+  }
+  st = s->writer.Open(path, s->pid);
+  if (!st.ok()) {
+    PrintLine(st.message() + "; tracing disabled, the application runs on");
+    return nullptr;
+  }
+  if (s->writer.renamed()) PrintLine(WithStreamExtension(path) + " exists; writing " + s->writer.path() + " instead");
+  s->id = g_session_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  st = s->writer.Append(EncodeStreamPreamble(s->info, s->config, ReadClockPair(), GT_VERSION_STRING));
+  if (!st.ok()) {
+    PrintLine(st.message() + "; tracing disabled, the application runs on");
+    return nullptr;
+  }
+  if (!s->config.manifest_path.empty() && !AppendManifest(s->config.manifest_path, s->writer.path())) {
+    PrintLine("cannot append to GTRACE_MANIFEST " + s->config.manifest_path);
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    PrintLine(std::string("cannot create a pipe: ") + strerror(errno) + "; tracing disabled");
+    return nullptr;
+  }
+  s->wake_read = fds[0];
+  s->wake_write = fds[1];
+  s->drainer = std::make_unique<Drainer>(g_pool, s->id);
+  // The drain thread blocks every signal, so handlers run on application threads only.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int rc = pthread_create(&s->thread, nullptr, DrainMain, s.get());
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    PrintLine(std::string("cannot start the writer thread: ") + strerror(rc) + "; tracing disabled");
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return nullptr;
+  }
+  pthread_once(&g_key_once, CreateThreadKey);
+  return s.release();
+}
+
+}  // namespace
+
+namespace internal {
+RecordDecodeFn DecoderFor(uint8_t type) { return type < kRecordTypeCount ? g_decoders[type] : nullptr; }
+int EmitterCount() { return g_emitter_count.load(std::memory_order_acquire); }
+EmitFn EmitterAt(int i) { return g_emitters[i]; }
+uint64_t NoBufferDrops() { return g_no_buffer_drops.load(std::memory_order_relaxed); }
+}  // namespace internal
+
+void RegisterRecordDecoder(RecordType type, RecordDecodeFn fn) {
+  if (type < kRecordTypeCount) g_decoders[type] = fn;
+}
+
+bool RegisterEmitter(EmitFn fn) {
+  pthread_mutex_lock(&g_start_mutex);
+  int n = g_emitter_count.load(std::memory_order_relaxed);
+  bool ok = false;
+  bool present = false;
+  for (int i = 0; i < n; ++i) present |= g_emitters[i] == fn;
+  if (present) {
+    ok = true;
+  } else if (n < kMaxEmitters) {
+    g_emitters[n] = fn;
+    g_emitter_count.store(n + 1, std::memory_order_release);
+    ok = true;
+  }
+  pthread_mutex_unlock(&g_start_mutex);
+  return ok;
+}
+
+bool EnsureSession(uint32_t source) {
+  Session* s = CurrentSession();
+  if (s == nullptr) {
+    uint32_t pid = static_cast<uint32_t>(::getpid());
+    if (g_failed_pid.load(std::memory_order_relaxed) == pid) return false;
+    pthread_once(&g_process_once, ProcessOnce);
+    pthread_mutex_lock(&g_start_mutex);
+    s = CurrentSession();
+    if (s == nullptr && g_failed_pid.load(std::memory_order_relaxed) != pid) {
+      s = StartSession();
+      if (s == nullptr) {
+        g_failed_pid.store(pid, std::memory_order_relaxed);
+        g_enabled_sources.store(0, std::memory_order_relaxed);
+      } else {
+        g_session.store(s, std::memory_order_release);
+        g_enabled_sources.store(s->config.sources, std::memory_order_release);
+        InstallSignalHandlers();
+      }
+    }
+    pthread_mutex_unlock(&g_start_mutex);
+    if (s == nullptr) return false;
+  }
+  if (s->ended.load(std::memory_order_acquire)) return false;
+  return source == 0 || (s->config.sources & source) != 0;
+}
+
+ThreadBuffer* AcquireBufferSlow() {
+  ThreadLocalState& t = t_gt_thread;
+  if (t.exiting || t.internal) return nullptr;
+  uint32_t gen = g_generation.load(std::memory_order_relaxed);
+  if (t.generation != gen) {
+    t.buffer = nullptr;
+    t.generation = gen;
+    t.retry_countdown = 0;
+  }
+  if (t.retry_countdown > 0) {
+    --t.retry_countdown;
+    g_no_buffer_drops.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  if (!EnsureSession(0) || g_pool == nullptr) return nullptr;
+  char name[17] = {};
+  ::prctl(PR_GET_NAME, name, 0, 0, 0);
+  ThreadBuffer* b = g_pool->Acquire(CurrentTid(), name);
+  if (b == nullptr) {
+    t.retry_countdown = 1024;  // a scan of every buffer is not worth it on each record
+    g_no_buffer_drops.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  pthread_once(&g_key_once, CreateThreadKey);
+  pthread_setspecific(g_thread_key, b);
+  t.buffer = b;
+  return b;
+}
+
+const Config* SessionConfig() {
+  Session* s = CurrentSession();
+  return s != nullptr ? &s->config : nullptr;
+}
+
+uint64_t SessionId() {
+  Session* s = CurrentSession();
+  return s != nullptr ? s->id : 0;
+}
+
+uint32_t ConfiguredSources() { return g_configured_sources.load(std::memory_order_relaxed); }
+
+std::string SessionStreamPath() {
+  Session* s = CurrentSession();
+  return s != nullptr ? s->writer.path() : std::string();
+}
+
+void SetRecording(uint32_t source_bits, bool on) {
+  Session* s = CurrentSession();
+  if (s == nullptr || s->ended.load(std::memory_order_acquire)) return;
+  if (on) {
+    g_enabled_sources.fetch_or(source_bits & s->config.sources, std::memory_order_release);
+  } else {
+    g_enabled_sources.fetch_and(~source_bits, std::memory_order_release);
+  }
+}
+
+void RequestFlush(bool wait, uint32_t timeout_ms) {
+  Session* s = CurrentSession();
+  if (s == nullptr || s->ended.load(std::memory_order_acquire) || t_gt_thread.internal) return;
+  uint32_t ticket = RequestTicket(s);
+  if (wait) WaitForTicket(s, ticket, timeout_ms);
+}
+
+void ReportDiagnostic(uint32_t severity, std::string_view source, std::string_view text, bool print) {
+  if (print) PrintLine(std::string(text));
+  Session* s = CurrentSession();
+  if (s == nullptr) return;
+  std::lock_guard<std::mutex> lock(s->diag_mutex);
+  if (s->diags.size() < 1000) s->diags.push_back({NowNs(), severity, std::string(source), std::string(text)});
+}
+
+void EndSession(const char* reason) {
+  Session* s = CurrentSession();
+  if (s == nullptr || s->ended.exchange(true)) return;
+  g_enabled_sources.store(0, std::memory_order_release);
+  if (s->thread_exited.load(std::memory_order_acquire)) return;  // a signal already finished the stream
+  s->end_reason = reason != nullptr ? reason : "exit";
+  s->stop.store(true, std::memory_order_release);
+  Wake(s);
+  timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 5;
+  if (pthread_timedjoin_np(s->thread, nullptr, &deadline) != 0) {
+    PrintLine("the writer thread did not finish within 5 s; the stream may end early");
+  }
+}
+
+void PrintLine(std::string_view text) {
+  char buf[1024];
+  size_t n = 0;
+  auto put = [&](std::string_view part) {
+    size_t k = part.size() < sizeof(buf) - 1 - n ? part.size() : sizeof(buf) - 1 - n;
+    std::memcpy(buf + n, part.data(), k);
+    n += k;
+  };
+  put("gtrace: ");
+  put(text);
+  buf[n++] = '\n';
+  ssize_t r = ::write(2, buf, n);
+  (void)r;
+}
+
+}  // namespace gt

@@ -1,0 +1,139 @@
+// The recording session of one process: configuration, the per-thread rings, the drain thread and
+// the stream file. It starts lazily, when an injection entry point first asks for it (NVTX init,
+// CUDA injection, NCCL plugin init), so a process that never uses NVTX, CUDA or NCCL gets no
+// file, no thread and no cost. A forked child gets its own session (and file) on its first record.
+//
+// Threads:
+//   - application threads: only the inline hot-path helpers below (BeginRecord / CommitRecord)
+//     and, once per thread, AcquireBufferSlow();
+//   - the drain thread (owned by the session): decodes rings into chunks and writes the file;
+//   - any thread on a slow path: EnsureSession, RequestFlush, ReportDiagnostic, EndSession.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "collector/chunk_builder.h"
+#include "collector/clock.h"
+#include "collector/config.h"
+#include "collector/record_types.h"
+#include "collector/ring_pool.h"
+#include "collector/sources.h"
+
+namespace gt {
+
+// --- hot-path gate --------------------------------------------------------------------------
+
+// SourceBit mask of what is being recorded right now. Zero before the session starts, when a
+// capture window is closed, and after the session ends.
+extern std::atomic<uint32_t> g_enabled_sources;
+// Bumped in a forked child, so thread buffers cached by the parent's threads are taken again.
+extern std::atomic<uint32_t> g_generation;
+
+inline bool IsEnabled(uint32_t source_bits) {
+  return (g_enabled_sources.load(std::memory_order_relaxed) & source_bits) != 0;
+}
+
+struct ThreadLocalState {
+  ThreadBuffer* buffer;
+  uint32_t generation;
+  uint32_t retry_countdown;  // after a failed acquire, records to skip before trying again
+  bool exiting;              // the thread is being torn down: record nothing more
+  bool internal;             // gtrace's own threads: never record
+};
+extern thread_local ThreadLocalState t_gt_thread __attribute__((tls_model("initial-exec")));
+
+ThreadBuffer* AcquireBufferSlow();
+
+inline ThreadBuffer* CurrentThreadBuffer() {
+  ThreadLocalState& s = t_gt_thread;
+  if (__builtin_expect(s.buffer != nullptr && s.generation == g_generation.load(std::memory_order_relaxed), 1)) {
+    return s.buffer;
+  }
+  return AcquireBufferSlow();
+}
+
+// A record being written into the calling thread's ring.
+struct RecordSpan {
+  ThreadBuffer* buffer;
+  uint64_t pos;
+  uint32_t n_slots;
+};
+
+// Reserves room for a record of `total_bytes` (RecordHeader included). False when the thread has
+// no buffer or its ring is full; the loss is counted. Never blocks or allocates.
+inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
+  ThreadBuffer* b = CurrentThreadBuffer();
+  if (b == nullptr) return false;
+  uint32_t n = static_cast<uint32_t>((total_bytes + kSlotBytes - 1) / kSlotBytes);
+  if (n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos)) {
+    b->ring.CountDrop();
+    return false;
+  }
+  span->buffer = b;
+  span->n_slots = n;
+  return true;
+}
+inline RecordHeader* RecordHead(const RecordSpan& span) {
+  return reinterpret_cast<RecordHeader*>(span.buffer->ring.At(span.pos)->bytes);
+}
+// Writes `len` bytes at `offset` from the start of the record (offset >= 16 for payload).
+inline void RecordCopy(const RecordSpan& span, size_t offset, const void* src, size_t len) {
+  span.buffer->ring.CopyIn(span.pos, offset, src, len);
+}
+inline void CommitRecord(const RecordSpan& span) { span.buffer->ring.Commit(span.pos + span.n_slots); }
+
+// --- drain-side extension points ----------------------------------------------------------
+
+// A record as the drain thread sees it: contiguous bytes (header first), n_slots * 64 long.
+struct RecordView {
+  const RecordHeader* header;
+  const unsigned char* bytes;
+  size_t size_bytes;
+  uint32_t tid;  // owner of the ring
+};
+using RecordDecodeFn = void (*)(const RecordView& record, ChunkBuilder* chunk);
+// Process-level data a module adds every drain cycle (registrations, CUPTI buffers, ...).
+// `session_id` changes when a new session starts (a forked child): re-send everything then.
+using EmitFn = void (*)(ChunkBuilder* chunk, uint64_t session_id);
+// Called by the drain thread when the session ends, before the final drain (stop CUPTI, ...).
+using StopFn = void (*)();
+
+// Registration happens before EnsureSession (from injection init code); tables are fixed-size.
+void RegisterRecordDecoder(RecordType type, RecordDecodeFn fn);
+bool RegisterEmitter(EmitFn fn);
+
+// --- lifecycle (slow paths) ---------------------------------------------------------------
+
+// Starts this process's session if it is not running. True when recording is possible for
+// `source` (configured and the session is up). Thread-safe; cheap once started.
+bool EnsureSession(uint32_t source);
+// The configuration of the running session (nullptr before start).
+const Config* SessionConfig();
+uint64_t SessionId();
+// Configured sources (whether or not a capture window is open).
+uint32_t ConfiguredSources();
+// Turns sources on or off at run time (capture windows).
+void SetRecording(uint32_t source_bits, bool on);
+
+// Drains every ring and writes the file now. Waits up to `timeout_ms` for the drain thread when
+// `wait` is true. Must not be called from the drain thread or a signal handler.
+void RequestFlush(bool wait, uint32_t timeout_ms = 5000);
+
+// One line for the user (`gtrace: text` on stderr, unless `print` is false) and a Diagnostic in
+// the stream. Slow paths only.
+void ReportDiagnostic(uint32_t severity, std::string_view source, std::string_view text, bool print = true);
+
+// Final drain, end-of-stream chunk, close. Idempotent. Bounded wait: never hangs the host.
+void EndSession(const char* reason);
+
+// Prints "gtrace: <text>" to stderr with a single write (no stdio).
+void PrintLine(std::string_view text);
+
+// Path of the stream file of the running session ("" when none).
+std::string SessionStreamPath();
+
+}  // namespace gt

@@ -1,0 +1,16 @@
+// What gtrace traces: bits of the session's enabled mask (the hot path's one relaxed load).
+#pragma once
+
+#include <cstdint>
+
+namespace gt {
+
+enum SourceBit : uint32_t {
+  kSourceNvtx = 1u << 0,
+  kSourceCuda = 1u << 1,
+  kSourceNccl = 1u << 2,
+  kSourceGpuMetrics = 1u << 3,
+  kSourceBacktrace = 1u << 4,
+};
+
+}  // namespace gt
