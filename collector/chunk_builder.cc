@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "collector/crc32c.h"
+#include "schema/crc32c.h"
 #include "collector/schema_fields.h"
 #include "schema/format.h"
 

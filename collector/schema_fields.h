@@ -46,7 +46,7 @@ inline constexpr uint32_t kKind = 1, kTsDeltaNs = 2, kDomainId = 3, kStringId = 
                           kCategory = 6, kColorArgb = 7, kRangeId = 8, kNamedTid = 9, kTid = 10, kPayloadUint64 = 11,
                           kPayloadInt64 = 12, kPayloadDouble = 13, kPayloadUint32 = 14, kPayloadInt32 = 15,
                           kPayloadFloat = 16, kExtPayloads = 17, kMessageTruncated = 18,
-                          kExtPayloadTruncatedBytes = 19, kUnbalanced = 20;
+                          kExtPayloadTruncatedBytes = 19, kUnbalanced = 20, kDepth = 21;
 }
 namespace nvtx_ext_payload {
 inline constexpr uint32_t kSchemaId = 1, kData = 2;

@@ -1,4 +1,5 @@
-// CRC-32C (Castagnoli), the checksum of each stream chunk (see schema/gtrace.proto).
+// CRC-32C (Castagnoli), the checksum of each stream chunk: part of the format (gtrace.proto),
+// shared by the writer (collector/) and the reader (tools/).
 // Pure function, any thread. Uses SSE4.2 when the CPU has it, else a table.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "collector/crc32c.h"
+#include "schema/crc32c.h"
 
 #include <array>
 #include <cstring>

@@ -1,0 +1,60 @@
+// libgtrace.so's entry points: the symbols CUDA, NVTX and NCCL look up, and the load/unload
+// hooks. Everything else in the library is hidden (gtrace.map + -fvisibility=hidden).
+//
+// Load (ELF constructor, the loading thread): when LD_PRELOADed, point NVTX's loader at this
+// file unless the user chose another tool. Nothing else: no thread, no file, no CUPTI — the
+// session starts when an injection entry point is first called.
+// Unload (ELF destructor, at exit): final flush of this process's stream.
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/session.h"
+#include "inject/nvtx/nvtx_hooks.h"
+
+namespace {
+
+bool Disabled() {
+  const char* d = getenv("GTRACE_DISABLE");
+  return d != nullptr && *d != '\0' && strcmp(d, "0") != 0 && strcmp(d, "false") != 0;
+}
+
+// True when LD_PRELOAD names this library (by path or file name).
+bool Preloaded(const char* self_path) {
+  const char* preload = getenv("LD_PRELOAD");
+  if (preload == nullptr) return false;
+  const char* base = strrchr(self_path, '/');
+  base = base != nullptr ? base + 1 : self_path;
+  return strstr(preload, base) != nullptr;
+}
+
+__attribute__((constructor)) void GtraceOnLoad() {
+  if (Disabled()) return;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&GtraceOnLoad), &info) == 0 || info.dli_fname == nullptr) return;
+  char self[4096];
+  if (realpath(info.dli_fname, self) == nullptr) return;
+  // Only arm when preloaded: then we run before the application's threads exist, so setenv is
+  // safe; when NVTX or CUDA dlopen us, their variables are set already.
+  if (!Preloaded(self)) return;
+  setenv("NVTX_INJECTION64_PATH", self, /*overwrite=*/0);
+  setenv("GTRACE_LIBRARY_PATH", self, 1);
+}
+
+__attribute__((destructor)) void GtraceOnUnload() { gt::EndSession("exit"); }
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) noexcept {
+  if (Disabled()) return 0;
+  return gt::nvtx::InitializeCore(get_export_table);
+}
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module_info) noexcept {
+  if (Disabled()) return 0;
+  return gt::nvtx::InitializeExtension(module_info);
+}
+
+}  // extern "C"

@@ -1,0 +1,141 @@
+// `gtrace info STREAM...`: what a stream holds — header, chunk and event counts, drops, whether it
+// was closed or cut. Exit 1 when a stream is unreadable or damaged.
+#include <iostream>
+#include <map>
+
+#include "tools/cli/args.h"
+#include "tools/cli/commands.h"
+#include "tools/stream/stream_reader.h"
+
+namespace gt::cli {
+namespace {
+
+int Describe(const std::string& path, bool json) {
+  stream::StreamReader r;
+  Status st = r.Open(path);
+  if (!st.ok()) {
+    std::cerr << "gtrace: info: " << st.message() << "\n";
+    return 1;
+  }
+  const schema::StreamHeader& h = r.header();
+  std::map<std::string, uint64_t> events;
+  std::map<std::string, uint64_t> drops;
+  uint64_t strings = 0, threads = 0;
+  schema::StreamStats stats;
+  bool has_stats = false;
+  schema::Chunk c;
+  while (true) {
+    bool has = false;
+    st = r.Next(&c, &has);
+    if (!st.ok()) {
+      std::cerr << "gtrace: info: " << st.message() << "\n";
+      return 1;
+    }
+    if (!has) break;
+    strings += static_cast<uint64_t>(c.strings_size());
+    threads += c.has_thread() ? 1 : 0;
+    events["nvtx"] += static_cast<uint64_t>(c.nvtx_size());
+    events["nvtx_domains"] += static_cast<uint64_t>(c.nvtx_domains_size());
+    events["nvtx_registered_strings"] += static_cast<uint64_t>(c.nvtx_strings_size());
+    events["nvtx_payload_schemas"] += static_cast<uint64_t>(c.nvtx_payload_schemas_size());
+    for (const auto& d : c.drops()) drops[schema::DropSource_Name(d.source())] += d.dropped_records();
+    if (c.has_stats()) {
+      stats = c.stats();
+      has_stats = true;
+    }
+  }
+  const stream::ReadSummary& s = r.summary();
+  std::string cmd;
+  for (const auto& a : h.command_line()) cmd += (cmd.empty() ? "" : " ") + a;
+  uint64_t dropped_total = 0;
+  for (auto& [k, v] : drops) dropped_total += v;
+  if (json) {
+    auto q = [](const std::string& t) {
+      std::string o = "\"";
+      for (char ch : t) {
+        if (ch == '"' || ch == '\\') o += '\\';
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          char b[8];
+          snprintf(b, sizeof(b), "\\u%04x", ch);
+          o += b;
+          continue;
+        }
+        o += ch;
+      }
+      return o + "\"";
+    };
+    std::cout << "{\"file\":" << q(path) << ",\"format\":\"" << h.format_major() << "." << h.format_minor()
+              << "\",\"gtrace_version\":" << q(h.gtrace_version()) << ",\"host\":" << q(h.host_name())
+              << ",\"pid\":" << h.pid() << ",\"ppid\":" << h.ppid() << ",\"rank\":" << h.rank()
+              << ",\"local_rank\":" << h.local_rank() << ",\"world_size\":" << h.world_size()
+              << ",\"command\":" << q(cmd) << ",\"trace\":" << q(h.trace()) << ",\"bytes\":" << s.file_bytes
+              << ",\"chunks\":" << s.chunks << ",\"complete\":" << (s.end_of_stream ? "true" : "false")
+              << ",\"truncated_bytes\":" << s.truncated_bytes << ",\"strings\":" << strings
+              << ",\"threads\":" << threads << ",\"dropped_records\":" << dropped_total << ",\"events\":{";
+    bool first = true;
+    for (auto& [k, v] : events) {
+      std::cout << (first ? "" : ",") << q(k) << ":" << v;
+      first = false;
+    }
+    std::cout << "}}\n";
+    return 0;
+  }
+  std::cout << path << "\n"
+            << "  format         " << h.format_major() << "." << h.format_minor() << " (gtrace " << h.gtrace_version()
+            << ")\n"
+            << "  process        pid " << h.pid() << " (parent " << h.ppid() << ") on " << h.host_name() << "\n"
+            << "  command        " << cmd << "\n"
+            << "  rank           " << (h.rank() >= 0 ? std::to_string(h.rank()) : "-") << " (local "
+            << (h.local_rank() >= 0 ? std::to_string(h.local_rank()) : "-") << ", world "
+            << (h.world_size() >= 0 ? std::to_string(h.world_size()) : "-") << ")"
+            << (h.rank_source().empty() ? "" : " from " + h.rank_source()) << "\n"
+            << "  traced         " << h.trace() << "\n"
+            << "  size           " << s.file_bytes << " bytes, " << s.chunks << " chunks\n"
+            << "  threads        " << threads << "\n"
+            << "  strings        " << strings << "\n";
+  for (auto& [k, v] : events) {
+    if (v > 0) std::cout << "  " << k << std::string(k.size() < 15 ? 15 - k.size() : 1, ' ') << v << "\n";
+  }
+  std::cout << "  dropped        " << dropped_total;
+  for (auto& [k, v] : drops) std::cout << " (" << k << ": " << v << ")";
+  std::cout << "\n";
+  if (has_stats) {
+    std::cout << "  closed         yes (" << stats.close_reason() << "), " << stats.records_written()
+              << " records written\n";
+  }
+  std::string warning = r.TruncationWarning();
+  if (!warning.empty()) std::cout << "  warning        " << warning << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int RunInfo(const std::vector<std::string>& args) {
+  bool json = false;
+  ArgParser p("info", "gtrace info [--json] <stream.gtrace>...",
+              "Describes gtrace streams: header (process, rank, command), counts, drops, completeness.");
+  p.Add({"json", 0, false, "", "one JSON object per stream", [&](std::string_view v) {
+           ParseBoolValue(v, &json);
+           return Status::Ok();
+         }});
+  std::vector<std::string> files;
+  bool help = false;
+  Status st = p.Parse(args, false, &files, &help);
+  if (help) {
+    std::cout << p.Help();
+    return 0;
+  }
+  if (!st.ok()) {
+    std::cerr << "gtrace: " << st.message() << "\n";
+    return 2;
+  }
+  if (files.empty()) {
+    std::cerr << "gtrace: info: no stream given\n";
+    return 2;
+  }
+  int rc = 0;
+  for (const std::string& f : files) rc |= Describe(f, json);
+  return rc;
+}
+
+}  // namespace gt::cli

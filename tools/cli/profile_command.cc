@@ -1,0 +1,328 @@
+// `gtrace profile [options] [--] command args...`: runs the command with libgtrace.so preloaded
+// and every option passed as its GTRACE_* variable (so LD_PRELOAD alone behaves the same), waits
+// for it, lists the streams it wrote, optionally exports them, and exits with the command's status.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/cli/args.h"
+#include "tools/cli/commands.h"
+#include "tools/export/exporter.h"
+
+extern char** environ;
+
+namespace gt::cli {
+namespace {
+
+struct ProfileOptions {
+  std::string output = "gtrace-%h-%p";
+  std::map<std::string, std::string> env;  // GTRACE_* to set for the child
+  std::string export_type = "none";
+  bool force = false;
+  bool stats = false;
+};
+
+std::string SelfDir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  std::string p(buf);
+  return p.substr(0, p.rfind('/'));
+}
+
+bool IsFile(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// libgtrace.so next to this binary: <prefix>/bin/gtrace -> <prefix>/<libdir>/libgtrace.so.
+std::string FindLibrary() {
+  if (const char* p = getenv("GTRACE_LIBRARY"); p != nullptr && *p != '\0') return p;
+  std::string dir = SelfDir();
+  for (const char* rel : {"/../" GT_INSTALL_LIBDIR "/libgtrace.so", "/../lib/libgtrace.so", "/../lib64/libgtrace.so"}) {
+    std::string candidate = dir + rel;
+    char real[PATH_MAX];
+    if (IsFile(candidate) && realpath(candidate.c_str(), real) != nullptr) return real;
+  }
+  return {};
+}
+
+std::string Absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return p;
+  return std::string(cwd) + "/" + p;
+}
+
+// Expands the output pattern the way the library will for the launched process.
+std::string ExpandFor(const std::string& pattern, pid_t pid) {
+  std::string out;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 >= pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    char k = pattern[++i];
+    if (k == 'h') {
+      out += host;
+    } else if (k == 'p') {
+      out += std::to_string(pid);
+    } else if (k == '%') {
+      out += '%';
+    } else if (k == 'q') {
+      size_t close = pattern.find('}', i);
+      std::string var = pattern.substr(i + 2, close - i - 2);
+      if (const char* v = getenv(var.c_str())) out += v;
+      i = close;
+    }
+  }
+  return out;
+}
+
+Status CheckPattern(const std::string& pattern) {
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (i + 1 >= pattern.size()) return Status::Error("--output: '" + pattern + "' ends with a lone '%'");
+    char k = pattern[++i];
+    if (k == 'h' || k == 'p' || k == '%') continue;
+    if (k == 'q') {
+      size_t close = pattern.find('}', i);
+      if (i + 1 >= pattern.size() || pattern[i + 1] != '{' || close == std::string::npos || close == i + 2) {
+        return Status::Error("--output: '" + pattern + "': %q must be followed by {VARIABLE}");
+      }
+      i = close;
+      continue;
+    }
+    return Status::Error("--output: '" + pattern + "': unknown placeholder '%" + std::string(1, k) +
+                         "' (known: %h, %p, %q{VAR}, %%)");
+  }
+  return Status::Ok();
+}
+
+std::string StripStreamExt(const std::string& p) {
+  const std::string ext = ".gtrace";
+  if (p.size() > ext.size() && p.compare(p.size() - ext.size(), ext.size(), ext) == 0) {
+    return p.substr(0, p.size() - ext.size());
+  }
+  return p;
+}
+
+}  // namespace
+
+int RunProfile(const std::vector<std::string>& args) {
+  ProfileOptions o;
+  ArgParser p("profile", "gtrace profile [options] [--] <command> [args...]",
+              "Runs <command> with gtrace injected (LD_PRELOAD=libgtrace.so) and writes one stream per process.\n"
+              "Each option sets the GTRACE_* variable named beside it, so `LD_PRELOAD=libgtrace.so` with those\n"
+              "variables behaves the same. Exits with the command's exit status.");
+  p.Add({"output", 'o', true, "NAME",
+         "stream name pattern: %h host, %p pid, %q{VAR} env variable, %% (GTRACE_OUTPUT; default gtrace-%h-%p)",
+         [&](std::string_view v) {
+           o.output = std::string(v);
+           return CheckPattern(o.output);
+         }});
+  p.Add({"trace", 't', true, "LIST", "what to trace: cuda,nvtx,nccl or none (GTRACE_TRACE; default cuda,nvtx,nccl)",
+         [&](std::string_view v) {
+           std::string list(v);
+           size_t start = 0;
+           bool none = false;
+           int count = 0;
+           while (true) {
+             size_t comma = list.find(',', start);
+             std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+             ++count;
+             if (item == "none") {
+               none = true;
+             } else if (item != "cuda" && item != "nvtx" && item != "nccl") {
+               static const std::set<std::string> nsys_only = {"osrt", "mpi", "ucx", "oshmem", "cublas", "cudnn",
+                                                               "cusparse", "opengl", "openacc", "openmp", "vulkan",
+                                                               "nvvideo", "python-gil", "syscall"};
+               if (nsys_only.count(item) == 0) {
+                 return Status::Error("--trace: unknown trace '" + item + "' (known: cuda, nvtx, nccl, none)");
+               }
+               std::cerr << "gtrace: --trace: '" << item << "' is an nsys option gtrace does not implement; ignored\n";
+             }
+             if (comma == std::string::npos) break;
+             start = comma + 1;
+           }
+           if (none && count > 1) return Status::Error("--trace: 'none' cannot be combined with other traces");
+           o.env["GTRACE_TRACE"] = list;
+           return Status::Ok();
+         }});
+  p.Add({"export", 0, true, "TYPE", "after the run, export the streams: sqlite or none (default none)",
+         [&](std::string_view v) {
+           if (v != "sqlite" && v != "none") return Status::Error("--export: '" + std::string(v) + "' (known: sqlite, none)");
+           o.export_type = std::string(v);
+           return Status::Ok();
+         }});
+  p.Add({"stats", 0, false, "", "after the run, export to SQLite and print the summary reports",
+         [&](std::string_view v) {
+           ParseBoolValue(v, &o.stats);
+           return Status::Ok();
+         }});
+  p.Add({"force-overwrite", 'f', false, "", "replace existing output files (GTRACE_FORCE_OVERWRITE)",
+         [&](std::string_view v) {
+           ParseBoolValue(v, &o.force);
+           return Status::Ok();
+         }});
+  p.Add({"buffer-mb", 0, true, "MB", "memory for all thread buffers of a process (GTRACE_BUFFER_MB; default 64)",
+         [&](std::string_view v) {
+           uint64_t n;
+           Status st = ParseUnsigned("--buffer-mb", v, 1, 65536, &n);
+           if (st.ok()) o.env["GTRACE_BUFFER_MB"] = std::to_string(n);
+           return st;
+         }});
+  p.Add({"flush-interval-ms", 0, true, "MS", "longest time data waits in memory (GTRACE_FLUSH_MS; default 500)",
+         [&](std::string_view v) {
+           uint64_t n;
+           Status st = ParseUnsigned("--flush-interval-ms", v, 10, 60000, &n);
+           if (st.ok()) o.env["GTRACE_FLUSH_MS"] = std::to_string(n);
+           return st;
+         }});
+  AddCaptureFlags(&p, &o.env);
+
+  std::vector<std::string> command;
+  bool help = false;
+  Status st = p.Parse(args, /*stop_at_positional=*/true, &command, &help);
+  if (help) {
+    std::cout << p.Help();
+    return 0;
+  }
+  if (!st.ok()) {
+    std::cerr << "gtrace: " << st.message() << "\n";
+    return 2;
+  }
+  if (command.empty()) {
+    std::cerr << "gtrace: profile: no command given (usage: gtrace profile [options] [--] <command> [args...])\n";
+    return 2;
+  }
+  std::string lib = FindLibrary();
+  if (lib.empty()) {
+    std::cerr << "gtrace: profile: libgtrace.so not found next to " << SelfDir() << " (set GTRACE_LIBRARY)\n";
+    return 2;
+  }
+  // Relative names are resolved against this directory, whatever the command does with its cwd.
+  std::string pattern = Absolute(o.output);
+  // Existing output: refuse unless forced (a name with %p is new for every process).
+  bool per_pid = pattern.find("%p") != std::string::npos;
+  if (!per_pid) {
+    std::string stream = ExpandFor(pattern, 0);
+    if (stream.size() < 7 || stream.compare(stream.size() - 7, 7, ".gtrace") != 0) stream += ".gtrace";
+    if (IsFile(stream)) {
+      if (!o.force) {
+        std::cerr << "gtrace: profile: " << stream << " exists; use --force-overwrite=true to replace it\n";
+        return 2;
+      }
+      unlink(stream.c_str());
+    }
+  }
+  char manifest[] = "/tmp/gtrace-manifest-XXXXXX";
+  int mfd = mkstemp(manifest);
+  if (mfd < 0) {
+    std::cerr << "gtrace: profile: cannot create a temporary file: " << strerror(errno) << "\n";
+    return 2;
+  }
+  close(mfd);
+
+  // The child's environment: ours + LD_PRELOAD (prepended) + the GTRACE_* twins of the flags.
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = strchr(*e, '=');
+    if (eq != nullptr) env[std::string(*e, eq - *e)] = eq + 1;
+  }
+  for (auto& [k, v] : o.env) env[k] = v;
+  env["GTRACE_OUTPUT"] = pattern;
+  env["GTRACE_MANIFEST"] = manifest;
+  if (o.force) env["GTRACE_FORCE_OVERWRITE"] = "true";
+  std::string preload = env.count("LD_PRELOAD") ? env["LD_PRELOAD"] : "";
+  env["LD_PRELOAD"] = preload.empty() ? lib : lib + ":" + preload;
+  std::vector<std::string> env_strings;
+  for (auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv;
+  for (auto& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  // Ctrl-C reaches the whole foreground group: let the command decide, then export what it wrote.
+  struct sigaction ign {}, old_int {}, old_quit {};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ign, &old_int);
+  sigaction(SIGQUIT, &ign, &old_quit);
+  pid_t child = fork();
+  if (child < 0) {
+    std::cerr << "gtrace: profile: fork failed: " << strerror(errno) << "\n";
+    unlink(manifest);
+    return 2;
+  }
+  if (child == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    execvpe(argv[0], argv.data(), envp.data());
+    int err = errno;
+    std::cerr << "gtrace: profile: cannot run '" << command[0] << "': " << strerror(err) << "\n";
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  // A SIGTERM for us (job scheduler) goes to the command too.
+  static pid_t s_child;
+  s_child = child;
+  struct sigaction fwd {};
+  fwd.sa_handler = [](int sig) { kill(s_child, sig); };
+  sigaction(SIGTERM, &fwd, nullptr);
+  sigaction(SIGHUP, &fwd, nullptr);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (WIFSIGNALED(status)) std::cerr << "gtrace: the command was killed by signal " << WTERMSIG(status) << "\n";
+
+  std::vector<std::string> streams;
+  {
+    std::ifstream in(manifest);
+    std::string line;
+    std::set<std::string> seen;
+    while (std::getline(in, line)) {
+      if (!line.empty() && seen.insert(line).second && IsFile(line)) streams.push_back(line);
+    }
+  }
+  unlink(manifest);
+  if (streams.empty()) {
+    std::cerr << "gtrace: no stream was written (the command used no NVTX, CUDA or NCCL, or tracing was off)\n";
+    return exit_code;
+  }
+  for (const std::string& s : streams) std::cerr << "gtrace: wrote " << s << "\n";
+  if (o.export_type == "sqlite" || o.stats) {
+    exporter::ExportOptions eo;
+    eo.inputs = streams;
+    eo.output = StripStreamExt(ExpandFor(pattern, child)) + ".sqlite";
+    eo.force = o.force;
+    exporter::ExportResult result;
+    Status es = exporter::ExportSqlite(eo, &result);
+    if (!es.ok()) {
+      std::cerr << "gtrace: export: " << es.message() << "\n";
+      return exit_code != 0 ? exit_code : 1;
+    }
+    for (const std::string& w : result.warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    std::cerr << "gtrace: wrote " << eo.output << "\n";
+    if (o.stats) PrintDefaultReports(eo.output);
+  }
+  return exit_code;
+}
+
+}  // namespace gt::cli

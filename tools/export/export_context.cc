@@ -1,0 +1,51 @@
+#include "tools/export/export_context.h"
+
+#include "tools/nsys/nsys_schema.h"
+
+namespace gt::exporter {
+
+Status ExportContext::EnsureTable(std::string_view name) {
+  std::string key(name);
+  if (created_.count(key) != 0) return Status::Ok();
+  Status st = nsys::CreateTable(db_.handle(), name);
+  if (!st.ok()) return st;
+  created_.insert(key);
+  return Status::Ok();
+}
+
+Status ExportContext::StringId(std::string_view text, int64_t* id) {
+  auto it = string_ids_.find(std::string(text));
+  if (it != string_ids_.end()) {
+    *id = it->second;
+    return Status::Ok();
+  }
+  Status st = EnsureTable("StringIds");
+  if (!st.ok()) return st;
+  Statement* ins = db_.Prepare("INSERT INTO StringIds (id, value) VALUES (?, ?)", &st);
+  if (ins == nullptr) return st;
+  int64_t new_id = next_string_id_++;
+  st = ins->Int(1, new_id).Text(2, text).Run();
+  if (!st.ok()) return st;
+  string_ids_.emplace(std::string(text), new_id);
+  *id = new_id;
+  return Status::Ok();
+}
+
+Statement* ExportContext::Insert(std::string_view table, std::string_view sql, Status* status) {
+  Status st = EnsureTable(table);
+  if (!st.ok()) {
+    *status = st;
+    return nullptr;
+  }
+  return db_.Prepare(sql, status);
+}
+
+uint32_t ExportContext::HostIndex(const std::string& host, const std::string& boot_id) {
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    if (hosts_[i].first == host && hosts_[i].second == boot_id) return static_cast<uint32_t>(i);
+  }
+  hosts_.emplace_back(host, boot_id);
+  return static_cast<uint32_t>(hosts_.size() - 1);
+}
+
+}  // namespace gt::exporter

@@ -1,0 +1,179 @@
+#include "tools/stream/stream_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "schema/crc32c.h"
+#include "schema/format.h"
+
+namespace gt::stream {
+
+StreamReader::~StreamReader() {
+  if (data_ != nullptr && size_ > 0) munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+Status StreamReader::Error(uint64_t offset, const std::string& what) const {
+  return Status::Error(path_ + ": offset " + std::to_string(offset) + ": " + what);
+}
+
+bool StreamReader::ReadVarint(uint64_t* pos, uint64_t* value) const {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= size_) return false;
+    unsigned char b = data_[(*pos)++];
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status StreamReader::Open(const std::string& path) {
+  path_ = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(path + ": cannot open: " + strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Status::Error(path + ": cannot stat: " + strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error(path + ": not a regular file");
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  summary_.file_bytes = size_;
+  if (size_ > 0) {
+    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      size_ = 0;
+      return Status::Error(path + ": cannot map: " + strerror(err));
+    }
+    data_ = static_cast<const unsigned char*>(p);
+    madvise(p, size_, MADV_SEQUENTIAL);
+  }
+  ::close(fd);
+
+  // Magic: tag of field 1 (fixed64) and 8 bytes.
+  if (size_ < 9) return Error(0, "not a gtrace stream (file too short: " + std::to_string(size_) + " bytes)");
+  uint64_t magic = 0;
+  std::memcpy(&magic, data_ + 1, 8);
+  if (data_[0] != ((kStreamFileMagicField << 3) | 1) || magic != kStreamMagic) {
+    return Error(0, "not a gtrace stream (wrong magic)");
+  }
+  pos_ = 9;
+  uint64_t tag = 0, len = 0;
+  uint64_t at = pos_;
+  if (!ReadVarint(&pos_, &tag) || tag != ((kStreamFileHeaderField << 3) | 2) || !ReadVarint(&pos_, &len)) {
+    if (pos_ >= size_) return Error(at, "stream ends before its header is complete (the process was killed at start?)");
+    return Error(at, "stream header missing");
+  }
+  if (len > size_ - pos_) {
+    return Error(at, "stream ends before its header is complete (the process was killed at start?)");
+  }
+  if (!header_.ParseFromArray(data_ + pos_, static_cast<int>(len))) return Error(at, "stream header is damaged");
+  if (header_.format_major() != kFormatMajor) {
+    return Error(at, "unsupported stream format version " + std::to_string(header_.format_major()) + "." +
+                         std::to_string(header_.format_minor()) + " (this gtrace reads " +
+                         std::to_string(kFormatMajor) + ".x)");
+  }
+  pos_ += len;
+  return Status::Ok();
+}
+
+Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
+  *has_chunk = false;
+  while (pos_ < size_) {
+    uint64_t at = pos_;
+    uint64_t tag = 0, len = 0;
+    if (!ReadVarint(&pos_, &tag)) {
+      summary_.truncated = true;
+      summary_.truncated_at = at;
+      summary_.truncated_bytes = size_ - at;
+      pos_ = size_;
+      return Status::Ok();
+    }
+    uint32_t field = static_cast<uint32_t>(tag >> 3);
+    uint32_t wire = static_cast<uint32_t>(tag & 7);
+    if (field == kStreamFileChunkField && wire == 2) {
+      if (!ReadVarint(&pos_, &len) || len > size_ - pos_) {
+        summary_.truncated = true;
+        summary_.truncated_at = at;
+        summary_.truncated_bytes = size_ - at;
+        pos_ = size_;
+        return Status::Ok();
+      }
+      const unsigned char* body = data_ + pos_;
+      if (len < 5 || body[0] != ((1u << 3) | 5)) return Error(at, "damaged chunk (no checksum field)");
+      uint32_t stored = 0;
+      std::memcpy(&stored, body + 1, 4);
+      uint32_t actual = Crc32c(body + 5, len - 5);
+      if (stored != actual) return Error(at, "damaged chunk (checksum mismatch)");
+      chunk->Clear();
+      if (!chunk->ParseFromArray(body, static_cast<int>(len))) return Error(at, "damaged chunk (cannot decode)");
+      pos_ += len;
+      chunk_offset_ = at;
+      ++summary_.chunks;
+      if (chunk->end_of_stream()) summary_.end_of_stream = true;
+      *has_chunk = true;
+      return Status::Ok();
+    }
+    // Unknown top-level field of a newer minor version: skip it if it is well formed.
+    uint64_t skip = 0;
+    switch (wire) {
+      case 0:
+        if (!ReadVarint(&pos_, &skip)) return Error(at, "damaged stream (bad varint)");
+        break;
+      case 1:
+        pos_ += 8;
+        break;
+      case 5:
+        pos_ += 4;
+        break;
+      case 2:
+        if (!ReadVarint(&pos_, &len) || len > size_ - pos_) {
+          summary_.truncated = true;
+          summary_.truncated_at = at;
+          summary_.truncated_bytes = size_ - at;
+          pos_ = size_;
+          return Status::Ok();
+        }
+        pos_ += len;
+        break;
+      default:
+        return Error(at, "damaged stream (unexpected bytes between chunks)");
+    }
+    if (pos_ > size_) {
+      summary_.truncated = true;
+      summary_.truncated_at = at;
+      summary_.truncated_bytes = size_ - at;
+      pos_ = size_;
+    }
+  }
+  return Status::Ok();
+}
+
+std::string StreamReader::TruncationWarning() const {
+  if (summary_.truncated) {
+    return path_ + ": stream is cut off at offset " + std::to_string(summary_.truncated_at) + ": the last " +
+           std::to_string(summary_.truncated_bytes) + " bytes (an incomplete chunk) are lost; " +
+           std::to_string(summary_.chunks) + " complete chunks were read (was the process killed?)";
+  }
+  if (!summary_.end_of_stream) {
+    return path_ + ": stream has no end marker: the process ended without closing it (killed, or still "
+                   "running); everything up to its last flush was read";
+  }
+  return {};
+}
+
+}  // namespace gt::stream

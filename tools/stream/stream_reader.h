@@ -1,0 +1,62 @@
+// StreamReader: reads one gtrace stream file (schema/gtrace.proto) chunk by chunk with the
+// protoc-generated classes. It tells a cut stream (killed process: the last chunk is incomplete,
+// everything before it is good) from a damaged one (a complete chunk whose CRC or encoding is
+// wrong), and names the file and byte offset in every error.
+//
+// Single-threaded; one reader per file. The file is memory-mapped read-only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "gtrace.pb.h"
+#include "schema/status.h"
+
+namespace gt::stream {
+
+struct ReadSummary {
+  uint64_t file_bytes = 0;
+  uint64_t chunks = 0;
+  bool end_of_stream = false;  // the writer closed the stream (StreamStats chunk seen)
+  bool truncated = false;      // the file ends inside a chunk
+  uint64_t truncated_at = 0;   // offset of the incomplete chunk
+  uint64_t truncated_bytes = 0;  // bytes from there to the end of the file (lost)
+};
+
+class StreamReader {
+ public:
+  StreamReader() = default;
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
+  ~StreamReader();
+
+  // Maps the file, checks the magic and major version, parses the header.
+  Status Open(const std::string& path);
+  const schema::StreamHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+
+  // The next chunk in file order. *has_chunk is false at the end of the stream (or of the good
+  // prefix of a cut one: see summary()). A damaged chunk is an error.
+  Status Next(schema::Chunk* chunk, bool* has_chunk);
+  // Offset of the chunk Next returned last (for messages).
+  uint64_t chunk_offset() const { return chunk_offset_; }
+  const ReadSummary& summary() const { return summary_; }
+
+  // Human-readable description of what a cut cost ("" when the stream is complete).
+  std::string TruncationWarning() const;
+
+ private:
+  Status Error(uint64_t offset, const std::string& what) const;
+  bool ReadVarint(uint64_t* pos, uint64_t* value) const;
+
+  std::string path_;
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+  uint64_t pos_ = 0;
+  uint64_t chunk_offset_ = 0;
+  schema::StreamHeader header_;
+  ReadSummary summary_;
+};
+
+}  // namespace gt::stream
