@@ -48,9 +48,12 @@ TEST(StatsApi, ParsesFormats) {
   EXPECT_EQ(format, Format::kJson);
   ASSERT_TRUE(ParseFormat("table", &format).ok());
   EXPECT_EQ(format, Format::kTable);
+  format = Format::kCsv;
+  ASSERT_TRUE(ParseFormat("column", &format).ok());  // nsys's name for the same layout
+  EXPECT_EQ(format, Format::kTable);
   const gt::Status bad = ParseFormat("xml", &format);
   EXPECT_FALSE(bad.ok());
-  EXPECT_EQ(bad.message(), "unknown format 'xml'; valid formats: table, csv, json");
+  EXPECT_EQ(bad.message(), "unknown format 'xml'; valid formats: table (or column), csv, json");
 }
 
 TEST(StatsErrors, UnknownReportListsValidNames) {

@@ -61,14 +61,15 @@ gt::Status MissingTable(const Database& db, const Table& table, std::string_view
 }
 
 gt::Status ParseFormat(std::string_view text, Format* out) {
-  if (text == "table") {
+  // Our table is what nsys prints by default on a console, its "column" format; accept both names.
+  if (text == "table" || text == "column") {
     *out = Format::kTable;
   } else if (text == "csv") {
     *out = Format::kCsv;
   } else if (text == "json") {
     *out = Format::kJson;
   } else {
-    return gt::Status::Error("unknown format '" + std::string(text) + "'; valid formats: table, csv, json");
+    return gt::Status::Error("unknown format '" + std::string(text) + "'; valid formats: table (or column), csv, json");
   }
   return gt::Status::Ok();
 }

@@ -39,7 +39,8 @@ gt::Status RunReport(const std::string& db_path,
                      const ReportOptions& options,
                      std::ostream& out);
 
-// "table", "csv" or "json" (case-sensitive, as nsys's --format).
+// "table", "csv" or "json" (case-sensitive, as nsys's --format). Our table layout is the one nsys calls
+// "column" (its console default), so "column" is accepted for kTable too.
 gt::Status ParseFormat(std::string_view text, Format* out);
 
 }  // namespace gt::stats
