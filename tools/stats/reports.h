@@ -1,0 +1,40 @@
+// The report builders behind RunReport. Each fills `table->columns` and `table->rows` from `db`
+// (report name and title are already set) or returns an error naming the report, the file and what is
+// missing. Internal to gt_stats.
+#pragma once
+
+#include <string_view>
+
+#include "schema/status.h"
+#include "tools/stats/database.h"
+#include "tools/stats/table.h"
+
+namespace gt::stats {
+
+gt::Status BuildNvtxSum(Database& db, Table* table);
+gt::Status BuildNvtxGpuProjSum(Database& db, Table* table);
+gt::Status BuildCudaApiSum(Database& db, Table* table);
+gt::Status BuildCudaApiTrace(Database& db, Table* table);
+gt::Status BuildCudaGpuKernSum(Database& db, Table* table);
+gt::Status BuildCudaGpuMemTimeSum(Database& db, Table* table);
+gt::Status BuildCudaGpuMemSizeSum(Database& db, Table* table);
+gt::Status BuildCudaGpuTrace(Database& db, Table* table);
+
+// "report R: no TABLE table in FILE — HINT".
+gt::Status MissingTable(const Database& db, const Table& table, std::string_view missing, std::string_view hint);
+
+inline Column NumberColumn(const char* name) {
+  return Column{name, Align::kRight};
+}
+inline Column TextColumn(const char* name) {
+  return Column{name, Align::kLeft};
+}
+
+// The GPU activity tables, in the order their rows are listed when start times tie.
+inline constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+inline constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
+inline constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+inline constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
+inline constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
+
+}  // namespace gt::stats
