@@ -23,6 +23,14 @@ namespace {
 std::vector<std::unique_ptr<ExportModule>> MakeModules() {
   std::vector<std::unique_ptr<ExportModule>> modules;
   modules.push_back(MakeNvtxExport());
+  // CUDA modules:
+
+  // NCCL modules:
+
+  // GPU metrics modules:
+
+  // Call stack modules:
+
   return modules;
 }
 
