@@ -78,7 +78,7 @@ void FromAttributes(const nvtxEventAttributes_t* attr, EventArgs* a) {
         break;
       case NVTX_MESSAGE_TYPE_REGISTERED:
         if (attr->message.registered != nullptr) {
-          a->id = reinterpret_cast<const RegisteredString*>(attr->message.registered)->id;
+          a->registered_id = static_cast<uint32_t>(reinterpret_cast<const RegisteredString*>(attr->message.registered)->id);
           a->flags |= kFlagRegistered;
         }
         break;
@@ -114,12 +114,11 @@ int Pop(uint32_t domain_id) {
 
 nvtxRangeId_t Start(EventArgs& a) {
   ThreadBuffer* b = CurrentThreadBuffer();
-  uint64_t id;
-  if (b != nullptr) {
-    id = (b->serial << 32) | (++b->scratch_counter & 0xffffffffu);
-  } else {
-    id = g_fallback_range_id.fetch_add(1, std::memory_order_relaxed);
+  if (b == nullptr) {
+    // No buffer (the lookup counted the drop): the caller still needs a unique id.
+    return g_fallback_range_id.fetch_add(1, std::memory_order_relaxed);
   }
+  uint64_t id = (b->serial << 32) | (++b->scratch_counter & 0xffffffffu);
   a.kind = kNvtxStart;
   a.id = id;
   WriteRecord(a);
@@ -352,8 +351,10 @@ void HookDomainDestroy(nvtxDomainHandle_t domain) {
 void HookInitialize(const void*) {}
 
 uint32_t CurrentThreadTid() {
-  ThreadBuffer* b = CurrentThreadBuffer();
-  return b != nullptr ? b->tid : CurrentTid();
+  // Without taking a buffer (domain creation records nothing, so it must not count a drop).
+  const ThreadLocalState& t = t_gt_thread;
+  if (t.buffer != nullptr && t.generation == g_generation.load(std::memory_order_relaxed)) return t.buffer->tid;
+  return CurrentTid();
 }
 
 }  // namespace gt::nvtx

@@ -120,7 +120,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   r.ext_count = static_cast<uint8_t>(ext_count);
   r.ext_bytes = static_cast<uint32_t>(ext_bytes);
   r.depth = a.depth;
-  r.reserved = 0;
+  r.registered_id = a.registered_id;
   RecordCopy(span, 0, &r, sizeof(r));
   size_t at = kRecordFixedBytes;
   if (text_bytes > 0) {
@@ -178,7 +178,7 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   w.SInt(f::kTsDeltaNs, chunk->DeltaNs(field::chunk::kNvtx, r.h.ts_ns));
   w.VarintIfNonZero(f::kDomainId, r.h.aux32);
   if (flags & kFlagRegistered) {
-    w.Varint(f::kRegisteredStringId, r.id);
+    w.Varint(f::kRegisteredStringId, r.registered_id);
   } else if (string_id != 0) {
     w.Varint(f::kStringId, string_id);
   }

@@ -14,7 +14,7 @@ enum RecordFlag : uint8_t {
   kFlagHasColor = 1 << 0,
   kFlagAscii = 1 << 1,       // text bytes are UTF-8/ASCII
   kFlagUtf32 = 1 << 2,       // text bytes are wchar_t (UTF-32 on Linux)
-  kFlagRegistered = 1 << 3,  // `id` holds a registered string id (no text)
+  kFlagRegistered = 1 << 3,  // `registered_id` names the message (no text)
   kFlagTruncated = 1 << 4,   // the message was cut to kMaxTextBytes
   kFlagUnbalanced = 1 << 5,  // POP/END without a matching PUSH/START on this thread's counter
   kFlagHasPayload = 1 << 6,  // scalar payload present (payload_type)
@@ -23,7 +23,7 @@ enum RecordFlag : uint8_t {
 // Head slot. RecordHeader.aux16 = kind (NvtxEventKind) | flags << 8; aux32 = domain id.
 struct Record {
   RecordHeader h;
-  uint64_t id;       // START/END: range id; registered message: string id; NAME_THREAD: named tid
+  uint64_t id;       // START/END: range id; NAME_THREAD: named tid
   uint64_t payload;  // scalar payload bits
   uint32_t category;
   uint32_t color;
@@ -32,7 +32,7 @@ struct Record {
   uint8_t ext_count;     // extended payload blobs after the text
   uint32_t ext_bytes;    // bytes of those blobs, headers included
   uint32_t depth;        // PUSH/POP nesting level
-  uint32_t reserved;
+  uint32_t registered_id;  // registered string id of the message (kFlagRegistered)
   // Text, then ext blobs, start here and continue into the following slots.
 };
 inline constexpr size_t kRecordFixedBytes = sizeof(Record);
@@ -55,6 +55,7 @@ struct EventArgs {
   uint32_t domain_id = 0;
   uint64_t id = 0;
   uint32_t depth = 0;
+  uint32_t registered_id = 0;
   uint64_t payload = 0;
   uint8_t payload_type = 0;
   uint32_t category = 0;

@@ -65,7 +65,7 @@ std::vector<std::string> TempDir::Find(const std::string& suffix) const {
   return out;
 }
 
-RunResult Run(const std::vector<std::string>& argv, const RunOptions& o) {
+RunResult RunProgram(const std::vector<std::string>& argv, const RunOptions& o) {
   RunResult r;
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {

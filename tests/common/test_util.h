@@ -55,7 +55,7 @@ struct RunOptions {
   int signal_after_ms = 0;
 };
 
-RunResult Run(const std::vector<std::string>& argv, const RunOptions& options = {});
+RunResult RunProgram(const std::vector<std::string>& argv, const RunOptions& options = {});
 
 // Environment for a traced run: GTRACE_OUTPUT under `dir`, NVTX injection of our library, and
 // none of the caller's GTRACE_* variables leaking in.

@@ -1,0 +1,140 @@
+// The gtrace CLI: exit codes, passthrough of the profiled command's status and output, clear
+// errors for bad flags and inputs, never overwriting without being told to.
+#include <gtest/gtest.h>
+
+#include "tests/common/test_util.h"
+
+namespace gt {
+namespace {
+
+using test::RunProgram;
+using test::RunOptions;
+using test::RunResult;
+using test::TempDir;
+
+RunOptions Clean() {
+  RunOptions o;
+  o.unset_env = {"LD_PRELOAD", "NVTX_INJECTION64_PATH", "GTRACE_OUTPUT", "GTRACE_TRACE"};
+  return o;
+}
+
+TEST(Cli, UsageAndVersion) {
+  RunResult r = RunProgram({test::CliPath()}, Clean());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("usage: gtrace <command>"), std::string::npos);
+  r = RunProgram({test::CliPath(), "--version"}, Clean());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("gtrace ", 0), 0u);
+  r = RunProgram({test::CliPath(), "frobnicate"}, Clean());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("gtrace: unknown command 'frobnicate'"), std::string::npos);
+  for (const char* cmd : {"profile", "export", "stats", "info"}) {
+    r = RunProgram({test::CliPath(), cmd, "--help"}, Clean());
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find(std::string("usage: gtrace ") + cmd), std::string::npos) << cmd;
+  }
+}
+
+TEST(Cli, ProfileFlagErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"--bogus", "--", "true"}, "gtrace: profile: unknown option '--bogus'"},
+      {{"-t", "cuda,bogus", "true"}, "gtrace: profile: --trace: unknown trace 'bogus' (known: cuda, nvtx, nccl, none)"},
+      {{"-t", "none,nvtx", "true"}, "'none' cannot be combined"},
+      {{"--buffer-mb", "0", "true"}, "--buffer-mb: '0' is not a whole number in [1, 65536]"},
+      {{"--flush-interval-ms", "x", "true"}, "--flush-interval-ms: 'x' is not a whole number"},
+      {{"-o", "bad%z", "true"}, "unknown placeholder '%z'"},
+      {{"-o", "bad%q{X", "true"}, "%q must be followed by {VARIABLE}"},
+      {{"--export", "json", "true"}, "--export: 'json' (known: sqlite, none)"},
+      {{"--stats", "maybe", "true"}, "gtrace: profile: unknown option"},  // 'maybe' is not a boolean: taken as the command? no: error below
+      {{}, "gtrace: profile: no command given"},
+      {{"-o"}, "-o needs a value"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {test::CliPath(), "profile"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    RunResult r = RunProgram(argv, Clean());
+    if (c.message == "gtrace: profile: unknown option") {
+      // "--stats maybe true": a switch takes the next word only when it is a boolean, so "maybe"
+      // is the command to run: it does not exist.
+      EXPECT_EQ(r.exit_code, 127) << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 2) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+}
+
+TEST(Cli, ProfilePassesThroughStatusAndOutput) {
+  TempDir dir;
+  RunOptions o = Clean();
+  o.cwd = dir.path();
+  RunResult r = RunProgram({test::CliPath(), "profile", "-o", "p", "--", test::SamplePath("plain_program"), "--x"}, o);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.out, "args=2 threads=1\narg --x\n");
+  EXPECT_NE(r.err.find("gtrace: no stream was written"), std::string::npos) << r.err;
+  r = RunProgram({test::CliPath(), "profile", "--", "/no/such/program"}, o);
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("gtrace: profile: cannot run '/no/such/program': No such file or directory"), std::string::npos)
+      << r.err;
+  r = RunProgram({test::CliPath(), "profile", "--", "sh", "-c", "kill -TERM $$"}, o);
+  EXPECT_EQ(r.exit_code, 128 + 15);
+}
+
+TEST(Cli, ProfileExportStatsAndOverwriteRules) {
+  TempDir dir;
+  RunOptions o = Clean();
+  o.cwd = dir.path();
+  std::vector<std::string> cmd = {test::CliPath(), "profile", "-o", "run", "--export", "sqlite", "--",
+                                  test::SamplePath("nvtx_threads"), "--threads", "1", "--iterations", "2"};
+  RunResult r = RunProgram(cmd, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("gtrace: wrote " + dir.File("run.gtrace")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gtrace: wrote " + dir.File("run.sqlite")), std::string::npos) << r.err;
+  // Again: refused (exit 2, nothing touched) until forced.
+  std::string before = test::ReadFile(dir.File("run.gtrace"));
+  r = RunProgram(cmd, o);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("run.gtrace exists; use --force-overwrite=true to replace it"), std::string::npos) << r.err;
+  EXPECT_EQ(test::ReadFile(dir.File("run.gtrace")), before);
+  cmd.insert(cmd.begin() + 2, "--force-overwrite=true");
+  r = RunProgram(cmd, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  test::Db db(dir.File("run.sqlite"));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE text = 'iteration'"), 2);
+  // stats straight from the stream (exports next to it when needed).
+  r = RunProgram({test::CliPath(), "stats", "-r", "nvtx_sum", "--format", "json", dir.File("run.gtrace")}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"Range\": \":iteration\""), std::string::npos) << r.out;
+  r = RunProgram({test::CliPath(), "stats", "-r", "bogus", dir.File("run.sqlite")}, o);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown report 'bogus'"), std::string::npos);
+  r = RunProgram({test::CliPath(), "info", dir.File("run.gtrace")}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("closed         yes (exit)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ExportErrors) {
+  TempDir dir;
+  RunResult r = RunProgram({test::CliPath(), "export", dir.File("missing.gtrace")}, Clean());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gtrace: export: " + dir.File("missing.gtrace") + ": cannot open: No such file or directory\n");
+  r = RunProgram({test::CliPath(), "export"}, Clean());
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunProgram({test::CliPath(), "export", dir.path()}, Clean());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no .gtrace files in this directory"), std::string::npos);
+  test::WriteFile(dir.File("a.gtrace"), "junk");
+  test::WriteFile(dir.File("b.gtrace"), "junk");
+  r = RunProgram({test::CliPath(), "export", dir.File("a.gtrace"), dir.File("b.gtrace")}, Clean());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("several inputs: name the database with -o"), std::string::npos);
+  r = RunProgram({test::CliPath(), "info", dir.File("a.gtrace")}, Clean());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("offset 0: not a gtrace stream"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gt
