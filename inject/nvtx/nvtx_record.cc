@@ -92,6 +92,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
     text = a.wide;
     flags |= kFlagUtf32;
   }
+  if (a.category != 0) flags |= kFlagHasCategory;
   // Extended payloads: schema id + bytes each, bounded in total.
   const auto* ext = static_cast<const nvtxPayloadData_t*>(a.ext);
   size_t ext_count = a.ext_count > 16 ? 16 : a.ext_count;
@@ -103,26 +104,37 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
     }
     ext_bytes += sizeof(ExtBlobHeader) + keep;
   }
+  // The head: base + the optional fields this event has, assembled on the stack.
+  unsigned char head[kMaxHeadBytes];
+  RecordBase base;
+  base.h.type = kRecordNvtx;
+  base.h.ext_slots = 0;  // set below, once the size is known
+  base.h.aux16 = static_cast<uint16_t>(a.kind | (flags << 8));
+  base.h.aux32 = a.domain_id;
+  base.h.ts_ns = ts_ns;
+  base.text_bytes = static_cast<uint16_t>(text_bytes);
+  base.payload_type = a.payload_type;
+  base.ext_count = static_cast<uint8_t>(ext_count);
+  base.depth = a.depth;
+  size_t head_bytes = sizeof(RecordBase);
+  auto put = [&head, &head_bytes](const void* v, size_t n) {
+    std::memcpy(head + head_bytes, v, n);
+    head_bytes += n;
+  };
+  if (KindHasId(a.kind)) put(&a.id, 8);
+  if (flags & kFlagRegistered) put(&a.registered_id, 4);
+  if (flags & kFlagHasCategory) put(&a.category, 4);
+  if (flags & kFlagHasColor) put(&a.color, 4);
+  if (flags & kFlagHasPayload) put(&a.payload, 8);
+  uint32_t ext_bytes32 = static_cast<uint32_t>(ext_bytes);
+  if (ext_count > 0) put(&ext_bytes32, 4);
+
   RecordSpan span;
-  if (!BeginRecord(kRecordFixedBytes + text_bytes + ext_bytes, &span)) return false;
-  Record r;
-  r.h.type = kRecordNvtx;
-  r.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
-  r.h.aux16 = static_cast<uint16_t>(a.kind | (flags << 8));
-  r.h.aux32 = a.domain_id;
-  r.h.ts_ns = ts_ns;
-  r.id = a.id;
-  r.payload = a.payload;
-  r.category = a.category;
-  r.color = a.color;
-  r.text_bytes = static_cast<uint16_t>(text_bytes);
-  r.payload_type = a.payload_type;
-  r.ext_count = static_cast<uint8_t>(ext_count);
-  r.ext_bytes = static_cast<uint32_t>(ext_bytes);
-  r.depth = a.depth;
-  r.registered_id = a.registered_id;
-  RecordCopy(span, 0, &r, sizeof(r));
-  size_t at = kRecordFixedBytes;
+  if (!BeginRecord(head_bytes + text_bytes + ext_bytes, &span)) return false;
+  base.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
+  std::memcpy(head, &base, sizeof(base));
+  RecordCopy(span, 0, head, head_bytes);
+  size_t at = head_bytes;
   if (text_bytes > 0) {
     RecordCopy(span, at, text, text_bytes);
     at += text_bytes;
@@ -146,27 +158,47 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
 }
 
 void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
-  if (view.size_bytes < kRecordFixedBytes) return;
-  Record r;
-  std::memcpy(&r, view.bytes, sizeof(r));
-  size_t tail_bytes = view.size_bytes - kRecordFixedBytes;
-  if (r.text_bytes > tail_bytes || r.ext_bytes > tail_bytes - r.text_bytes) return;  // malformed: skip
-  const unsigned char* text = view.bytes + kRecordFixedBytes;
-  uint8_t kind = static_cast<uint8_t>(r.h.aux16 & 0xff);
-  uint8_t flags = static_cast<uint8_t>(r.h.aux16 >> 8);
+  if (view.size_bytes < sizeof(RecordBase)) return;
+  RecordBase base;
+  std::memcpy(&base, view.bytes, sizeof(base));
+  uint8_t kind = static_cast<uint8_t>(base.h.aux16 & 0xff);
+  uint8_t flags = static_cast<uint8_t>(base.h.aux16 >> 8);
+  // Optional fields, in the writer's order.
+  const unsigned char* p = view.bytes + sizeof(RecordBase);
+  const unsigned char* end_of_record = view.bytes + view.size_bytes;
+  auto take = [&p, end_of_record](void* out, size_t n) {
+    if (p + n > end_of_record) return false;
+    std::memcpy(out, p, n);
+    p += n;
+    return true;
+  };
+  uint64_t id = 0, payload = 0;
+  uint32_t registered_id = 0, category = 0, color = 0, ext_bytes = 0;
+  bool ok = true;
+  if (KindHasId(kind)) ok &= take(&id, 8);
+  if (flags & kFlagRegistered) ok &= take(&registered_id, 4);
+  if (flags & kFlagHasCategory) ok &= take(&category, 4);
+  if (flags & kFlagHasColor) ok &= take(&color, 4);
+  if (flags & kFlagHasPayload) ok &= take(&payload, 8);
+  if (base.ext_count > 0) ok &= take(&ext_bytes, 4);
+  if (!ok || base.text_bytes > static_cast<size_t>(end_of_record - p) ||
+      ext_bytes > static_cast<size_t>(end_of_record - p) - base.text_bytes) {
+    return;  // malformed: skip
+  }
+  const unsigned char* text = p;
 
   // Strings first: their definitions cannot go inside the event message.
   uint64_t string_id = 0;
-  if (r.text_bytes > 0 || (flags & (kFlagAscii | kFlagUtf32))) {
+  if (base.text_bytes > 0) {
     std::string utf8;
     if (flags & kFlagUtf32) {
-      for (size_t i = 0; i + sizeof(wchar_t) <= r.text_bytes; i += sizeof(wchar_t)) {
+      for (size_t i = 0; i + sizeof(wchar_t) <= base.text_bytes; i += sizeof(wchar_t)) {
         wchar_t wc;
         std::memcpy(&wc, text + i, sizeof(wc));
         AppendUtf8(&utf8, static_cast<uint32_t>(wc));
       }
     } else {
-      SanitizeUtf8(text, r.text_bytes, &utf8);
+      SanitizeUtf8(text, base.text_bytes, &utf8);
     }
     string_id = chunk->Intern(utf8);
   }
@@ -175,41 +207,41 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   ProtoWriter& w = chunk->body();
   w.BeginNested(field::chunk::kNvtx);
   w.Varint(f::kKind, kind);
-  w.SInt(f::kTsDeltaNs, chunk->DeltaNs(field::chunk::kNvtx, r.h.ts_ns));
-  w.VarintIfNonZero(f::kDomainId, r.h.aux32);
+  w.SInt(f::kTsDeltaNs, chunk->DeltaNs(field::chunk::kNvtx, base.h.ts_ns));
+  w.VarintIfNonZero(f::kDomainId, base.h.aux32);
   if (flags & kFlagRegistered) {
-    w.Varint(f::kRegisteredStringId, r.registered_id);
+    w.Varint(f::kRegisteredStringId, registered_id);
   } else if (string_id != 0) {
     w.Varint(f::kStringId, string_id);
   }
-  w.VarintIfNonZero(f::kCategory, r.category);
-  if (flags & kFlagHasColor) w.Fixed32(f::kColorArgb, r.color);
-  if (kind == field::enums::kNvtxStart || kind == field::enums::kNvtxEnd) w.Varint(f::kRangeId, r.id);
-  if (kind == field::enums::kNvtxNameThread) w.Varint(f::kNamedTid, r.id);
-  if (kind == field::enums::kNvtxPush || kind == field::enums::kNvtxPop) w.VarintIfNonZero(f::kDepth, r.depth);
+  w.VarintIfNonZero(f::kCategory, category);
+  if (flags & kFlagHasColor) w.Fixed32(f::kColorArgb, color);
+  if (kind == field::enums::kNvtxStart || kind == field::enums::kNvtxEnd) w.Varint(f::kRangeId, id);
+  if (kind == field::enums::kNvtxNameThread) w.Varint(f::kNamedTid, id);
+  if (kind == field::enums::kNvtxPush || kind == field::enums::kNvtxPop) w.VarintIfNonZero(f::kDepth, base.depth);
   if (flags & kFlagHasPayload) {
-    switch (r.payload_type) {
+    switch (base.payload_type) {
       case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
-        w.Varint(f::kPayloadUint64, r.payload);
+        w.Varint(f::kPayloadUint64, payload);
         break;
       case NVTX_PAYLOAD_TYPE_INT64:
-        w.Int(f::kPayloadInt64, static_cast<int64_t>(r.payload));
+        w.Int(f::kPayloadInt64, static_cast<int64_t>(payload));
         break;
       case NVTX_PAYLOAD_TYPE_DOUBLE: {
         double d;
-        std::memcpy(&d, &r.payload, sizeof(d));
+        std::memcpy(&d, &payload, sizeof(d));
         w.Double(f::kPayloadDouble, d);
         break;
       }
       case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
-        w.Varint(f::kPayloadUint32, static_cast<uint32_t>(r.payload));
+        w.Varint(f::kPayloadUint32, static_cast<uint32_t>(payload));
         break;
       case NVTX_PAYLOAD_TYPE_INT32:
-        w.Int(f::kPayloadInt32, static_cast<int32_t>(static_cast<uint32_t>(r.payload)));
+        w.Int(f::kPayloadInt32, static_cast<int32_t>(static_cast<uint32_t>(payload)));
         break;
       case NVTX_PAYLOAD_TYPE_FLOAT: {
         float v;
-        uint32_t bits = static_cast<uint32_t>(r.payload);
+        uint32_t bits = static_cast<uint32_t>(payload);
         std::memcpy(&v, &bits, sizeof(v));
         w.Float(f::kPayloadFloat, v);
         break;
@@ -218,10 +250,10 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
         break;
     }
   }
-  const unsigned char* ext = text + r.text_bytes;
-  size_t left = r.ext_bytes;
+  const unsigned char* ext = text + base.text_bytes;
+  size_t left = ext_bytes;
   uint32_t truncated = 0;
-  for (uint8_t i = 0; i < r.ext_count && left >= sizeof(ExtBlobHeader); ++i) {
+  for (uint8_t i = 0; i < base.ext_count && left >= sizeof(ExtBlobHeader); ++i) {
     ExtBlobHeader bh;
     std::memcpy(&bh, ext, sizeof(bh));
     ext += sizeof(bh);
@@ -237,7 +269,6 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   }
   if (flags & kFlagTruncated) w.Bool(f::kMessageTruncated, true);
   w.VarintIfNonZero(f::kExtPayloadTruncatedBytes, truncated);
-  if (flags & kFlagUnbalanced) w.Bool(f::kUnbalanced, true);
   w.EndNested();
 }
 

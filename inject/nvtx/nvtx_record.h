@@ -12,31 +12,35 @@ namespace gt::nvtx {
 
 enum RecordFlag : uint8_t {
   kFlagHasColor = 1 << 0,
-  kFlagAscii = 1 << 1,       // text bytes are UTF-8/ASCII
-  kFlagUtf32 = 1 << 2,       // text bytes are wchar_t (UTF-32 on Linux)
-  kFlagRegistered = 1 << 3,  // `registered_id` names the message (no text)
-  kFlagTruncated = 1 << 4,   // the message was cut to kMaxTextBytes
-  kFlagUnbalanced = 1 << 5,  // POP/END without a matching PUSH/START on this thread's counter
-  kFlagHasPayload = 1 << 6,  // scalar payload present (payload_type)
+  kFlagAscii = 1 << 1,        // text bytes are UTF-8/ASCII
+  kFlagUtf32 = 1 << 2,        // text bytes are wchar_t (UTF-32 on Linux)
+  kFlagRegistered = 1 << 3,   // a registered string names the message (no text)
+  kFlagTruncated = 1 << 4,    // the message was cut to kMaxTextBytes
+  kFlagHasCategory = 1 << 5,  // category != 0
+  kFlagHasPayload = 1 << 6,   // scalar payload present (payload_type)
 };
 
-// Head slot. RecordHeader.aux16 = kind (NvtxEventKind) | flags << 8; aux32 = domain id.
-struct Record {
+// Fixed part of every NVTX record. RecordHeader.aux16 = kind (NvtxEventKind) | flags << 8;
+// aux32 = domain id. Optional fields follow only when present, in this order:
+//   uint64 id             START/END (range id), NAME_THREAD (named tid)
+//   uint32 registered_id  kFlagRegistered
+//   uint32 category       kFlagHasCategory
+//   uint32 color          kFlagHasColor
+//   uint64 payload        kFlagHasPayload
+//   uint32 ext_bytes      ext_count > 0
+// then `text_bytes` of message, then the extended payload blobs. A push/pop with a name of up to
+// 40 bytes fits in one 64-byte slot.
+struct RecordBase {
   RecordHeader h;
-  uint64_t id;       // START/END: range id; NAME_THREAD: named tid
-  uint64_t payload;  // scalar payload bits
-  uint32_t category;
-  uint32_t color;
   uint16_t text_bytes;
   uint8_t payload_type;  // nvtxPayloadType_t value (1..6) when kFlagHasPayload
   uint8_t ext_count;     // extended payload blobs after the text
-  uint32_t ext_bytes;    // bytes of those blobs, headers included
   uint32_t depth;        // PUSH/POP nesting level
-  uint32_t registered_id;  // registered string id of the message (kFlagRegistered)
-  // Text, then ext blobs, start here and continue into the following slots.
 };
-inline constexpr size_t kRecordFixedBytes = sizeof(Record);
-static_assert(kRecordFixedBytes == 56);
+static_assert(sizeof(RecordBase) == 24);
+inline constexpr size_t kMaxHeadBytes = sizeof(RecordBase) + 8 + 4 + 4 + 4 + 8 + 4;
+
+inline bool KindHasId(uint8_t kind) { return kind == 3 || kind == 4 || kind == 7; }  // START, END, NAME_THREAD
 
 // Each extended payload blob: this header then `size` bytes.
 struct ExtBlobHeader {
