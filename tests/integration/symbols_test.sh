@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# libgtrace.so exports only the entry points CUDA, NVTX and NCCL look up (inject/gtrace.map), and
+# depends on nothing but the C runtime: no libstdc++, libgcc_s or libprotobuf in the host process.
+set -euo pipefail
+lib=$1/lib/libgtrace.so
+allowed="InitializeInjection InitializeInjectionNvtx2 InitializeInjectionNvtxExtension ncclProfiler_v4 ncclProfiler_v5 ncclProfiler_v6"
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort -u)
+bad=0
+for s in $exported; do
+  case " $allowed " in *" $s "*) ;; *) echo "unexpected exported symbol: $s"; bad=1 ;; esac
+done
+for s in InitializeInjectionNvtx2 InitializeInjectionNvtxExtension; do
+  echo "$exported" | grep -qx "$s" || { echo "missing entry point: $s"; bad=1; }
+done
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+for n in $needed; do
+  case "$n" in libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|ld-linux*|librt.so.*) ;;
+    *) echo "unexpected dependency: $n"; bad=1 ;;
+  esac
+done
+[ "$bad" = 0 ] && echo "symbols: ok ($(echo $exported | wc -w) exported; needs: $(echo $needed))"
+exit "$bad"
