@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "collector/proto_writer.h"
+#include "schema/proto_writer.h"
 #include "collector/string_interner.h"
 
 namespace gt {

@@ -1,6 +1,6 @@
 #include "collector/stream_header.h"
 
-#include "collector/proto_writer.h"
+#include "schema/proto_writer.h"
 #include "collector/schema_fields.h"
 #include "schema/format.h"
 

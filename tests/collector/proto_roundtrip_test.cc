@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "collector/chunk_builder.h"
-#include "collector/proto_writer.h"
+#include "schema/proto_writer.h"
 #include "collector/schema_fields.h"
 #include "collector/stream_header.h"
 #include "gtrace.pb.h"

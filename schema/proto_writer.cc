@@ -1,4 +1,4 @@
-#include "collector/proto_writer.h"
+#include "schema/proto_writer.h"
 
 #include <bit>
 
