@@ -150,6 +150,10 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
   if (const char* v = getenv_fn("GTRACE_FORCE_OVERWRITE"); v != nullptr && !ParseBool(v, &c.force_overwrite)) {
     c.warnings.push_back(std::string("GTRACE_FORCE_OVERWRITE='") + v + "' is not a boolean; using false");
   }
+  if (const char* v = getenv_fn("GTRACE_TRACE_FORK_BEFORE_EXEC");
+      v != nullptr && !ParseBool(v, &c.trace_fork_before_exec)) {
+    c.warnings.push_back(std::string("GTRACE_TRACE_FORK_BEFORE_EXEC='") + v + "' is not a boolean; using true");
+  }
   if (c.thread_buffer_bytes == 0) {
     c.thread_buffer_bytes = c.buffer_bytes / 128;
     if (c.thread_buffer_bytes < (64u << 10)) c.thread_buffer_bytes = 64u << 10;

@@ -23,6 +23,9 @@ struct Config {
   uint32_t flush_interval_ms = 500;               // GTRACE_FLUSH_MS: longest time data waits in memory
   std::string manifest_path;                      // GTRACE_MANIFEST: stream paths are appended here
   bool force_overwrite = false;                   // GTRACE_FORCE_OVERWRITE (CLI deletes; library never)
+  // GTRACE_TRACE_FORK_BEFORE_EXEC: record in a child that was forked but has not exec'd yet
+  // (DataLoader workers, multiprocessing). nsys's default is false; gtrace's is true.
+  bool trace_fork_before_exec = true;
 
   // Every GTRACE_* variable present, as seen (recorded in the stream header).
   std::vector<std::pair<std::string, std::string>> raw;

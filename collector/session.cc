@@ -93,6 +93,7 @@ pthread_once_t g_process_once = PTHREAD_ONCE_INIT;
 alignas(RingPool) unsigned char g_pool_storage[sizeof(RingPool)];
 RingPool* g_pool = nullptr;
 struct sigaction g_old_actions[NSIG];
+bool g_untraced_until_exec = false;  // this process was forked and must not record until it execs
 bool g_installed[NSIG];
 
 const char* GetEnv(const char* name) { return ::getenv(name); }
@@ -284,11 +285,24 @@ void ForkPrepare() { pthread_mutex_lock(&g_start_mutex); }
 void ForkParent() { pthread_mutex_unlock(&g_start_mutex); }
 void ForkChild() {
   // Only the forking thread exists here. Abandon the parent's session (its drain thread is not
-  // in this process); the first record in the child starts a session of its own.
+  // in this process); the first record in the child starts a session of its own — unless the
+  // parent's configuration says forked children are not traced until they exec.
   pthread_mutex_unlock(&g_start_mutex);
   g_generation.fetch_add(1, std::memory_order_relaxed);
+  Session* parent = g_session.load(std::memory_order_acquire);
+  bool trace_child = !g_untraced_until_exec;  // a grandchild of an untraced child stays untraced
+  if (trace_child && parent != nullptr) {
+    trace_child = parent->config.trace_fork_before_exec;
+  } else if (trace_child) {
+    // The parent never started a session: read the setting the same way LoadConfig would.
+    bool b = true;
+    const char* v = ::getenv("GTRACE_TRACE_FORK_BEFORE_EXEC");
+    if (v != nullptr && ParseBool(v, &b)) trace_child = b;
+  }
+  if (!trace_child) g_untraced_until_exec = true;
   g_session.store(nullptr, std::memory_order_release);
-  g_failed_pid.store(0, std::memory_order_relaxed);
+  g_failed_pid.store(trace_child ? 0 : static_cast<uint32_t>(::getpid()), std::memory_order_relaxed);
+  if (!trace_child) g_enabled_sources.store(0, std::memory_order_relaxed);
   if (g_pool != nullptr) g_pool->ResetAfterFork();
   t_gt_thread.buffer = nullptr;
   pthread_once(&g_key_once, CreateThreadKey);

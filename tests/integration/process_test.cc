@@ -74,6 +74,17 @@ TEST(Process, ForkedChildWritesItsOwnStream) {
   EXPECT_EQ(db.Int("SELECT count(DISTINCT globalTid >> 24) FROM NVTX_EVENTS"), 2);
 }
 
+TEST(Process, ForkBeforeExecCanBeLeftUntraced) {
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir);
+  o.env["GTRACE_TRACE_FORK_BEFORE_EXEC"] = "false";
+  RunResult r = RunProgram({test::SamplePath("fork_child")}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);  // the parent's only
+  EXPECT_EQ(ReadStream(streams[0]).names, (std::vector<std::string>{"parent-before", "parent-after"}));
+}
+
 RunOptions Holding(const TempDir& dir, int signal, int after_ms) {
   RunOptions o = test::TracedRun(dir);
   o.env["GTRACE_FLUSH_MS"] = "50";

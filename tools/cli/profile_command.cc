@@ -194,6 +194,14 @@ int RunProfile(const std::vector<std::string>& args) {
            if (st.ok()) o.env["GTRACE_FLUSH_MS"] = std::to_string(n);
            return st;
          }});
+  p.Add({"trace-fork-before-exec", 0, false, "",
+         "trace children that fork without exec (GTRACE_TRACE_FORK_BEFORE_EXEC; default true)",
+         [&](std::string_view v) {
+           bool b = true;
+           ParseBoolValue(v, &b);
+           o.env["GTRACE_TRACE_FORK_BEFORE_EXEC"] = b ? "true" : "false";
+           return Status::Ok();
+         }});
   AddCaptureFlags(&p, &o.env);
 
   std::vector<std::string> command;
