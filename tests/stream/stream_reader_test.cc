@@ -106,7 +106,9 @@ TEST(StreamReader, CutAtEveryByteKeepsEveryCompleteChunk) {
       EXPECT_NE(r.warning.find("cut off at offset " + std::to_string(last_end)), std::string::npos) << r.warning;
     }
     EXPECT_EQ(r.summary.end_of_stream, cut == bytes.size());
-    if (cut < bytes.size() && at_boundary) EXPECT_NE(r.warning.find("no end marker"), std::string::npos);
+    if (cut < bytes.size() && at_boundary) {
+      EXPECT_NE(r.warning.find("no end marker"), std::string::npos);
+    }
   }
 }
 
