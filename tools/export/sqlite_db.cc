@@ -58,7 +58,9 @@ std::string Statement::ColumnText(int i) const {
 
 Status SqliteDb::Open(const std::string& path) {
   Close();
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  // One connection used by one thread: no SQLite mutexes.
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
     Close();
     return Status::Error("cannot create " + path + ": " + msg);
