@@ -20,24 +20,35 @@ void GpuClockMap::AddLowerBound(uint64_t gpu_ns, uint64_t host_ns) {
 
 int64_t GpuClockMap::OffsetFor(uint64_t gpu_ns) const {
   if (snapshots_.empty()) return 0;
-  // The snapshot whose realtime is nearest the GPU time (the GPU time is realtime-like).
+  // realtime - monotonic at the GPU time (which reads like realtime), interpolated linearly between
+  // the snapshots around it and held beyond the first and last.
   auto g = static_cast<int64_t>(gpu_ns);
   auto it = std::lower_bound(snapshots_.begin(), snapshots_.end(), g,
                              [](const Snapshot& s, int64_t v) { return s.realtime_ns < v; });
-  const Snapshot* best = nullptr;
-  if (it != snapshots_.end()) best = &*it;
-  if (it != snapshots_.begin()) {
-    const Snapshot* prev = &*(it - 1);
-    if (best == nullptr || std::llabs(g - prev->realtime_ns) <= std::llabs(best->realtime_ns - g)) best = prev;
-  }
-  return best->realtime_ns - best->monotonic_ns;
+  if (it == snapshots_.begin()) return it->realtime_ns - it->monotonic_ns;
+  if (it == snapshots_.end()) return snapshots_.back().realtime_ns - snapshots_.back().monotonic_ns;
+  const Snapshot& a = *(it - 1);
+  const Snapshot& b = *it;
+  __int128 oa = a.realtime_ns - a.monotonic_ns;
+  __int128 ob = b.realtime_ns - b.monotonic_ns;
+  if (b.realtime_ns == a.realtime_ns) return static_cast<int64_t>(oa);
+  return static_cast<int64_t>(oa + (ob - oa) * (g - a.realtime_ns) / (b.realtime_ns - a.realtime_ns));
 }
 
 int64_t GpuClockMap::BaseNs(uint64_t gpu_ns) const {
   if (!sorted_) {
+    // Snapshots closer than kSnapshotSpacingNs to the previous one kept are dropped: their
+    // realtime-monotonic difference varies by the pair's read jitter (tens of ns), which would
+    // otherwise show up as a rate error over short spans.
     auto* self = const_cast<GpuClockMap*>(this);
-    std::sort(self->snapshots_.begin(), self->snapshots_.end(),
-              [](const Snapshot& a, const Snapshot& b) { return a.realtime_ns < b.realtime_ns; });
+    std::vector<Snapshot>& v = self->snapshots_;
+    std::sort(v.begin(), v.end(), [](const Snapshot& a, const Snapshot& b) { return a.monotonic_ns < b.monotonic_ns; });
+    std::vector<Snapshot> kept;
+    for (const Snapshot& s : v) {
+      if (kept.empty() || s.monotonic_ns - kept.back().monotonic_ns >= kSnapshotSpacingNs) kept.push_back(s);
+    }
+    std::sort(kept.begin(), kept.end(), [](const Snapshot& a, const Snapshot& b) { return a.realtime_ns < b.realtime_ns; });
+    v.swap(kept);
     self->sorted_ = true;
   }
   return static_cast<int64_t>(gpu_ns) - OffsetFor(gpu_ns);
@@ -77,6 +88,24 @@ void GpuClockMap::Fit() {
     } else {
       w.lower_ns = w.lower_ns ? std::max(*w.lower_ns, m.bound_ns) : m.bound_ns;
     }
+  }
+  // The base holds for the whole stream when no bound contradicts it, at least one window confirms it
+  // tightly, and no well-sampled window shows a consistent lag beyond kTrustBaseNs (an offset or a
+  // drift); a sparse window with a slow observation is not evidence against it.
+  bool base_ok = true;
+  bool confirmed = false;
+  for (const Window& w : windows_) {
+    if (w.upper_ns && *w.upper_ns < 0) base_ok = false;
+    if (w.lower_ns && *w.lower_ns > 0) base_ok = false;
+    if (w.upper_ns && *w.upper_ns <= kTrustBaseNs) confirmed = true;
+    if (w.upper_ns && *w.upper_ns > kTrustBaseNs && w.samples >= kEvidenceSamples) base_ok = false;
+  }
+  if (base_ok && confirmed) {
+    for (Window& w : windows_) {
+      w.correction_ns = 0;
+      w.method = "base";
+    }
+    return;
   }
   for (Window& w : windows_) {
     if (!w.upper_ns) {

@@ -6,18 +6,22 @@
 //   1. Base. %globaltimer is initialised from the host's system clock (CLOCK_REALTIME) when the
 //      device is attached and then ticks in ns without following later changes of the host clock
 //      (NVIDIA libcu++ documentation of cuda::std::chrono::system_clock; NCCL's example traces
-//      show Unix-epoch values). So g -> g - (realtime - monotonic), using the stream's clock
-//      snapshot (header + one per second) whose realtime is nearest g: NTP slewing of the host
-//      clock between snapshots is followed.
+//      show Unix-epoch values). So g -> g - (realtime - monotonic), with realtime - monotonic
+//      interpolated between the stream's clock snapshots (header + one per second; snapshots less
+//      than kSnapshotSpacingNs after the previous one are dropped as jitter): steps and slewing of
+//      the host clock relative to CLOCK_MONOTONIC are followed.
 //   2. Causal correction, per window of host time (1 s). Every observation bounds the error e of
 //      the base mapping: NCCL's proxy thread reads a channel's start/end timestamp only after the
 //      GPU wrote it, so startEvent / stopEvent host times are upper bounds (e <= host - base(g));
 //      a channel cannot start before its operation's API call, so CollApi/P2pApi start times are
 //      lower bounds (e >= host - base(g)). Per window: U = min upper bound, L = max lower bound.
-//      If 0 lies in [L, U] and U <= kTrustBaseNs the base is confirmed: e = 0. Otherwise e = U
-//      (the tightest always-valid bound; its error is the proxy's smallest observation latency),
-//      raised to L if L <= U; if L > U the window is inconsistent (counted) and e = U.
-//      Between window centres e is interpolated linearly; outside them the nearest value holds.
+//      The base is kept for the whole stream (e = 0 everywhere, GPU durations unchanged) when no
+//      window contradicts it (U >= 0, L <= 0), one window confirms it (U <= kTrustBaseNs) and no
+//      window with kEvidenceSamples or more samples lags by more than kTrustBaseNs. Otherwise, per
+//      window: e = 0 if 0 lies in [L, U] and U <= kTrustBaseNs, else e = U (the tightest
+//      always-valid bound; its error is the proxy's smallest observation latency), raised to L if
+//      L <= U; if L > U the window is inconsistent (counted) and e = U. Between window centres e is
+//      interpolated linearly (this follows a drifting GPU timer); outside them the nearest value holds.
 // What must be confirmed on a GPU: that %globaltimer is CLOCK_REALTIME-based on the driver in use
 // (if not, step 2 still aligns it, to within the proxy's observation latency) and the size of U.
 #pragma once
@@ -33,6 +37,8 @@ class GpuClockMap {
  public:
   static constexpr int64_t kWindowNs = 1000000000;  // 1 s of host time
   static constexpr int64_t kTrustBaseNs = 100000;   // 100 us
+  static constexpr uint32_t kEvidenceSamples = 16;
+  static constexpr int64_t kSnapshotSpacingNs = 900000000;  // 0.9 s
 
   struct Window {
     int64_t start_ns = 0;  // stream clock, first base-mapped sample time in the window
