@@ -184,6 +184,7 @@ TEST(NcclPlugin, PoolExhaustionGivesNullHandlesAndCountedDrops) {
   Traced t = RunAndExport(dir, {"--scenario", "exhaust"}, {{"GTRACE_NCCL_POOL_EVENTS", "4"}});
   ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
   EXPECT_EQ(t.run.out, "abi=5 mask=0x7f47 null_handles=4\n");
+  EXPECT_EQ(t.run.err, "");  // a known variable; exhaustion is reported in the stream, not on stderr
   ASSERT_EQ(t.exported.exit_code, 0) << t.exported.err;
   const std::string& db = t.db;
   EXPECT_EQ(Q(db, "SELECT eventType, capacity, droppedEvents FROM GTRACE_NCCL_POOLS WHERE eventType IN "
@@ -412,6 +413,20 @@ TEST(NcclPlugin, PreloadPointsNcclAtTheLibraryUnlessTheUserChoseAPlugin) {
     EXPECT_EQ(r.out, "abi=5 mask=0x7f47 null_handles=0\n");
     EXPECT_EQ(dir.Find(".gtrace").size(), 1u);
   }
+}
+
+TEST(NcclPlugin, ProfileFlagSetsTheEventMask) {
+  TempDir dir;
+  RunOptions o = TracedRun(dir);
+  RunResult r = gt::test::Run({CliPath(), "profile", "-o", dir.File("p-%p"), "--nccl-trace=coll,kernel", "--",
+                               FakeHost(), "--scenario", "basic"},
+                              o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Coll|P2p|KernelCh; NCCL still starts 6 GroupApi, 5 CollApi, 2 P2pApi and 6 Group events (NULL handles).
+  EXPECT_EQ(r.out, "abi=5 mask=0x46 null_handles=19\n");
+  RunResult bad = gt::test::Run({CliPath(), "profile", "--nccl-trace=coll,bogus", "--", FakeHost()}, o);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--nccl-trace: unknown NCCL event 'bogus'"), std::string::npos) << bad.err;
 }
 
 }  // namespace
