@@ -7,7 +7,8 @@
 //   1. GTRACE_NCCL_OPERATIONS (gtrace's NCCL profiler plugin): time = GPU time from the kernel
 //      channels (last channel end - first channel start); operations without kernel-channel times
 //      are counted in "Untimed" only. Source "plugin".
-//   2. Otherwise NCCL's own NVTX ranges (NVTX_EVENTS in a domain named "NCCL", e.g. a real nsys
+//   2. When that table is absent or empty (NCCL runs single-rank collectives as plain copies, without
+//      profiler events), NCCL's own NVTX ranges (NVTX_EVENTS in a domain named "NCCL", e.g. a real nsys
 //      export): time = the API call on the host. Message size and communicator size come from the
 //      ranges' binaryData payloads when the export has them (`nsys export --include-blobs=true`;
 //      32-byte header {domainId, schemaId, size, offset} then NCCL's payload: commId at 0, message
@@ -239,10 +240,14 @@ gt::Status BuildNcclSum(Database& db, Table* table) {
   if (db.HasTable(kOperationsTable)) {
     source = "plugin";
     status = LoadPluginOps(db, &ops);
-  } else if (db.HasTable(kNvtxTable)) {
+    if (!status.ok()) return status;
+  }
+  if (ops.empty() && db.HasTable(kNvtxTable)) {
+    // No plugin operations (not traced, or a single-rank communicator: NCCL runs those as copies
+    // without profiler events): NCCL's own NVTX ranges, if any.
     source = "nvtx";
     status = LoadNvtxOps(db, &ops);
-  } else {
+  } else if (!db.HasTable(kOperationsTable)) {
     return MissingTable(db, *table, "GTRACE_NCCL_OPERATIONS or NVTX_EVENTS", "was NCCL traced (-t nccl or nvtx)?");
   }
   if (!status.ok()) return status;
