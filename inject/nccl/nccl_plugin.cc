@@ -388,8 +388,10 @@ Result StartEventV6(uint32_t version, void* context, void** handle, const abi::E
   }
   if (handle == nullptr) return abi::kSuccess;
   *handle = nullptr;
+  // Types we do not record (NCCL starts the ancestors of what the mask asks for) leave here.
+  if (descr == nullptr || (descr->type & g_tracked.load(std::memory_order_relaxed)) == 0) return abi::kSuccess;
   Pending p;
-  if (descr == nullptr || !FromV6Layout(descr, version, &p)) return abi::kSuccess;
+  if (!FromV6Layout(descr, version, &p)) return abi::kSuccess;
   return Start(context, handle, p);
 }
 
@@ -400,8 +402,9 @@ Result StartEventV4(void* context, void** handle, const abi::EventDescrV4* descr
   }
   if (handle == nullptr) return abi::kSuccess;
   *handle = nullptr;
+  if (descr == nullptr || (descr->type & g_tracked.load(std::memory_order_relaxed)) == 0) return abi::kSuccess;
   Pending p;
-  if (descr == nullptr || !FromV4(descr, &p)) return abi::kSuccess;
+  if (!FromV4(descr, &p)) return abi::kSuccess;
   return Start(context, handle, p);
 }
 
