@@ -89,11 +89,11 @@ Result Start(void* context, void** handle, Pending& p) {
     if (p.parent_obj != nullptr && pools->Owns(p.parent_obj)) {
       const auto* parent = static_cast<const EventSlot*>(p.parent_obj);
       parent_id = parent->id.load(std::memory_order_relaxed);
-      if (parent->flags & kSlotForeign) {
+      if (parent->flags() & kSlotForeign) {
         flags |= kSlotForeign;  // a step of another process's proxy op: its context is not ours either
         comm = 0;
-      } else if (parent->comm_index != 0) {
-        comm = parent->comm_index;
+      } else if (parent->comm_index() != 0) {
+        comm = parent->comm_index();
       }
     }
     if (p.group_obj != nullptr && pools->Owns(p.group_obj)) {
@@ -418,8 +418,8 @@ Result StopEvent(void* handle) noexcept {
       StopRecord r{};
       r.h.type = kRecordNccl;
       r.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
-      r.h.aux16 = static_cast<uint16_t>(kKindStop | (slot->type_index << 8));
-      r.h.aux32 = slot->comm_index;
+      r.h.aux16 = static_cast<uint16_t>(kKindStop | (slot->type_index() << 8));
+      r.h.aux32 = slot->comm_index();
       r.h.ts_ns = NowNs();
       r.id = slot->id.load(std::memory_order_relaxed);
       uint64_t gpu_stop = slot->stash.load(std::memory_order_relaxed);
@@ -439,7 +439,7 @@ Result RecordEventState(void* handle, abi::EventState state, const abi::EventSta
   bool on = IsEnabled(kSourceNccl);
   EventSlot* slot = OwnedSlot(handle);
   if (slot == nullptr) return abi::kSuccess;
-  uint32_t bit = 1u << slot->type_index;
+  uint32_t bit = 1u << slot->type_index();
   if (state == abi::kKernelChStop) {
     // Kept until stopEvent, which NCCL calls right after: one record per channel end.
     if (bit == abi::kKernelCh && args != nullptr) slot->stash.store(args->kernel_ch.ptimer, std::memory_order_relaxed);
@@ -451,8 +451,8 @@ Result RecordEventState(void* handle, abi::EventState state, const abi::EventSta
   StateRecord r{};
   r.h.type = kRecordNccl;
   r.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
-  r.h.aux16 = static_cast<uint16_t>(kKindState | (slot->type_index << 8));
-  r.h.aux32 = slot->comm_index;
+  r.h.aux16 = static_cast<uint16_t>(kKindState | (slot->type_index() << 8));
+  r.h.aux32 = slot->comm_index();
   r.h.ts_ns = NowNs();
   r.id = slot->id.load(std::memory_order_relaxed);
   r.state = static_cast<uint32_t>(state);

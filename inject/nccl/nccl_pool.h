@@ -24,15 +24,18 @@ enum SlotFlag : uint32_t {
   kSlotForeign = 1u << 0,  // a proxy op of another process (PXN): its context and parent are not ours
 };
 
+// Every field is atomic (relaxed): a child may read a parent slot that a later owner is refilling
+// (only after the cursor went around the pool; the child then reads the new owner's id).
 struct alignas(32) EventSlot {
   std::atomic<uint32_t> busy;      // 1 between startEvent and stopEvent
-  uint8_t type_index;              // bit index of the event type (abi::EventTypeBit)
-  uint8_t pad;
-  uint16_t comm_index;             // plugin context (0: unknown / foreign)
-  std::atomic<uint64_t> id;        // event id of the current owner (read by children, any thread)
+  std::atomic<uint32_t> meta;      // type index (bits 0-7), SlotFlag (8-15), comm index (16-31)
+  std::atomic<uint64_t> id;        // event id of the current owner
   std::atomic<uint64_t> stash;     // KernelCh: GPU stop timer from the KernelChStop state
-  uint32_t flags;                  // SlotFlag; written by the owner before startEvent returns
-  uint32_t reserved;
+  uint64_t reserved;
+
+  uint32_t type_index() const { return meta.load(std::memory_order_relaxed) & 0xff; }
+  uint32_t flags() const { return (meta.load(std::memory_order_relaxed) >> 8) & 0xff; }
+  uint16_t comm_index() const { return static_cast<uint16_t>(meta.load(std::memory_order_relaxed) >> 16); }
 };
 static_assert(sizeof(EventSlot) == 32);
 
@@ -56,9 +59,8 @@ class EventPools {
       uint32_t expected = 0;
       if (s->busy.load(std::memory_order_relaxed) == 0 &&
           s->busy.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed)) {
-        s->type_index = static_cast<uint8_t>(type_index);
-        s->comm_index = comm_index;
-        s->flags = flags;
+        s->meta.store((type_index & 0xff) | ((flags & 0xff) << 8) | (uint32_t{comm_index} << 16),
+                      std::memory_order_relaxed);
         s->stash.store(0, std::memory_order_relaxed);
         s->id.store(((i + 1) << 5) | type_index, std::memory_order_relaxed);
         return s;

@@ -76,8 +76,8 @@ TEST(NcclPool, ExhaustsCountsDropsAndReleases) {
     EventSlot* s = pools.Acquire(kCollIndex, 7, 0);
     ASSERT_NE(s, nullptr);
     EXPECT_TRUE(pools.Owns(s));
-    EXPECT_EQ(s->comm_index, 7);
-    EXPECT_EQ(s->type_index, kCollIndex);
+    EXPECT_EQ(s->comm_index(), 7);
+    EXPECT_EQ(s->type_index(), kCollIndex);
     ids.insert(s->id.load());
     held.push_back(s);
   }
