@@ -52,7 +52,9 @@ void ArmNcclPlugin(const char* self) {
   const char* base = strrchr(self, '/');
   base = base != nullptr ? base + 1 : self;
   size_t n = strlen(current);
+  char resolved[4096];
   bool ours = strcmp(current, self) == 0 || strcmp(current, base) == 0 ||
+              (strchr(current, '/') != nullptr && realpath(current, resolved) != nullptr && strcmp(resolved, self) == 0) ||
               (n > 0 && n <= strlen("STATIC_PLUGIN") && strncasecmp(current, "STATIC_PLUGIN", n) == 0);
   if (ours || !NcclWanted()) return;
   if (strcasecmp(current, "none") == 0) {

@@ -5,6 +5,8 @@
 // and `gtrace stats --report nccl_sum` prints exact values.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -403,6 +405,16 @@ TEST(NcclPlugin, PreloadPointsNcclAtTheLibraryUnlessTheUserChoseAPlugin) {
     RunResult r = gt::test::Run({FakeHost()}, o);
     EXPECT_EQ(r.err, "gtrace: NCCL_PROFILER_PLUGIN=none turns NCCL's profiler plugins off; NCCL collectives are not "
                      "traced\n");
+  }
+  {
+    TempDir dir;  // the user named our library by another path (a symlink): ours, no note
+    std::string link = dir.File("libnccl-profiler-gtrace.so");
+    ASSERT_EQ(symlink(resolved, link.c_str()), 0);
+    RunOptions o = TracedRun(dir);
+    o.env["NCCL_PROFILER_PLUGIN"] = link;
+    RunResult r = gt::test::Run({FakeHost()}, o);
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out, "abi=5 mask=0x7f47 null_handles=0\n");
   }
   {
     TempDir dir;  // STATIC_PLUGIN: NCCL dlopen(NULL)s and finds our preloaded symbols
