@@ -318,6 +318,7 @@ void ConfigureOnce() {
   pthread_atfork(nullptr, nullptr, RefreshPidInChild);
   g_tracked.store(mask, std::memory_order_relaxed);
   g_pools.store(&pools, std::memory_order_release);
+  PublishPools(&pools);
 }
 
 }  // namespace

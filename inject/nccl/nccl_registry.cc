@@ -19,6 +19,7 @@ std::atomic<uint32_t> g_comm_count{0};
 pthread_mutex_t g_register_mutex = PTHREAD_MUTEX_INITIALIZER;
 alignas(EventPools) unsigned char g_pools_storage[sizeof(EventPools)];
 std::atomic<EventPools*> g_pools{nullptr};
+std::atomic<EventPools*> g_published_pools{nullptr};
 pthread_once_t g_pools_once = PTHREAD_ONCE_INIT;
 
 // Drain-thread state.
@@ -54,6 +55,8 @@ bool CommIndexValid(uint32_t index) {
 
 uint32_t CommCount() { return g_comm_count.load(std::memory_order_acquire); }
 
+void PublishPools(EventPools* pools) { g_published_pools.store(pools, std::memory_order_release); }
+
 EventPools& Pools() {
   pthread_once(&g_pools_once, MakePools);
   return *g_pools.load(std::memory_order_acquire);
@@ -85,7 +88,7 @@ void EmitNcclRegistry(ChunkBuilder* chunk, uint64_t session_id) {
     if (c->name_truncated) w.Bool(f::kNameTruncated, true);
     w.EndNested();
   }
-  EventPools* pools = g_pools.load(std::memory_order_acquire);
+  EventPools* pools = g_published_pools.load(std::memory_order_acquire);
   if (pools == nullptr || !pools->created()) return;
   uint64_t now = NowNs();
   uint64_t new_drops = 0;

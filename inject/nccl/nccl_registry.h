@@ -41,8 +41,10 @@ uint32_t RegisterComm(const CommInfo& info);
 bool CommIndexValid(uint32_t index);
 uint32_t CommCount();
 
-// The process's event pools (created by the first init).
+// The process's event pools. Pools() gives the (not yet created) object to the first init, which
+// creates them and then publishes them (release); the emitter only reads published pools.
 EventPools& Pools();
+void PublishPools(EventPools* pools);
 
 // Drain thread: communicators published since the last call, pool sizes (once per session) and
 // pool-exhaustion drops (NcclPoolStats, and a DropReport with source NCCL_POOL).
