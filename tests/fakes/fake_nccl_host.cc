@@ -268,6 +268,8 @@ void NvtxPush(const Op& op, uint64_t comm_hash) {
   }
   if (api->extra != 0) size = 24;
   if (api->extra == 1 || api->extra == 3) payload.a = op.root;
+  if (api->extra == 2) payload.a = op.red_op;
+  if (api->extra == 3) payload.b = op.red_op;
   if (api->extra == 4) payload.a = op.peer;
   nvtxPayloadData_t data[] = {{schema_id, size, &payload}};
   nvtxEventAttributes_t attr{};

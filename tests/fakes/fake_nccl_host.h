@@ -51,6 +51,7 @@ struct Op {
   size_t type_size = 4;
   int root = 0;
   int peer = -1;  // Send/Recv
+  int red_op = 0;  // ncclRedOp_t: only NCCL's NVTX payload carries it, the plugin ABI does not
   uint8_t n_channels = 2;
   uint8_t n_warps = 16;
   const char* algo = "RING";

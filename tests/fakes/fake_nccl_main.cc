@@ -8,7 +8,7 @@
 //              AllReduce 262144 x ncclFloat32 (1 MiB), GPU 100 us, 2 channels
 //              AllReduce 262144 x ncclFloat32,          GPU 120 us
 //              AllGather  65536 x ncclFloat32 (sendcount), GPU 80 us
-//              ReduceScatter 65536 x ncclFloat32 (recvcount), GPU 60 us
+//              ReduceScatter 65536 x ncclFloat32 (recvcount), ncclMax, GPU 60 us
 //              Broadcast 1024 x ncclFloat64 root 2, GPU 10 us, 1 channel, TREE/LL
 //              group { Send 4096 x ncclFloat32 to 2, Recv 4096 x ncclFloat32 from 0 }, GPU 30 us each
 //   threads  communicators "dp" (0xa0, 2 ranks, rank 0), "tp" (0xb0, 8 ranks, rank 3) and "pp" (0xc0,
@@ -49,7 +49,9 @@ void Basic(Host& host, bool finalize) {
   host.Call(c, MakeOp("AllReduce", 262144, "ncclFloat32", 4, 100000));
   host.Call(c, MakeOp("AllReduce", 262144, "ncclFloat32", 4, 120000));
   host.Call(c, MakeOp("AllGather", 65536, "ncclFloat32", 4, 80000));
-  host.Call(c, MakeOp("ReduceScatter", 65536, "ncclFloat32", 4, 60000));
+  Op rs = MakeOp("ReduceScatter", 65536, "ncclFloat32", 4, 60000);
+  rs.red_op = 2;  // ncclMax
+  host.Call(c, rs);
   Op bcast = MakeOp("Broadcast", 1024, "ncclFloat64", 8, 10000);
   bcast.root = 2;
   bcast.n_channels = 1;

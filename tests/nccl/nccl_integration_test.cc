@@ -70,6 +70,11 @@ TEST(NcclPlugin, V5CollectivesEndToEnd) {
                 "P2p|Send|4369|1|4|NULL|4096|ncclFloat32|4|16384|16384|NULL|2|NULL|NULL|1|NULL|1|30000|0",
                 "P2p|Recv|4369|1|4|NULL|4096|ncclFloat32|4|16384|16384|NULL|0|NULL|NULL|1|NULL|1|30000|0",
             }));
+  // Buffer sizes; no reduction operation without NCCL's NVTX payloads (the plugin ABI has none).
+  EXPECT_EQ(Q(db, "SELECT func, sendBytes, recvBytes, redOp FROM GTRACE_NCCL_OPERATIONS ORDER BY enqueueStart"),
+            std::vector<std::string>({"AllReduce|1048576|1048576|NULL", "AllReduce|1048576|1048576|NULL",
+                                      "AllGather|262144|1048576|NULL", "ReduceScatter|1048576|262144|NULL",
+                                      "Broadcast|8192|8192|NULL", "Send|16384|NULL|NULL", "Recv|NULL|16384|NULL"}));
   // NCCL's own view of AllGather/Broadcast: count in bytes of ncclInt8 (kept in GTRACE_NCCL_EVENTS).
   EXPECT_EQ(Q(db, "SELECT func, datatype, count FROM GTRACE_NCCL_EVENTS WHERE eventType = 'Coll' AND "
                   "func IN ('AllGather', 'Broadcast') ORDER BY start"),
@@ -298,6 +303,9 @@ TEST(NcclPlugin, NcclsOwnNvtxRangesAreNotDuplicated) {
                                       "16777225|0|0|18|NCCL communicator ID|NULL|0|NULL",
                                       "16777225|1|0|22|Message size [bytes]|NULL|0|8",
                                       "16777225|2|0|5|Peer rank|NULL|0|16"}));
+  // The reduction operation comes from NCCL's NVTX payload of the same call.
+  EXPECT_EQ(Q(db, "SELECT func, redOp FROM GTRACE_NCCL_OPERATIONS WHERE redOp IS NOT NULL ORDER BY enqueueStart"),
+            std::vector<std::string>({"AllReduce|sum", "AllReduce|sum", "ReduceScatter|max"}));
   // nccl_sum reads the plugin's operations: 2 AllReduces, not 4.
   RunResult stats = gt::test::Run({CliPath(), "stats", "--report", "nccl_sum", "--format", "csv", db});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;

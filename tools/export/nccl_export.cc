@@ -95,8 +95,11 @@ constexpr const char* kDdl[] = {
     typeSize                    INTEGER,                               -- Bytes per element; NULL if unknown.
     messageBytes                INTEGER,                               -- count * typeSize (NCCL's NVTX 'Message size [bytes]').
     algBytes                    INTEGER,                               -- nccl-tests size S: messageBytes * nRanks for AllGather/ReduceScatter/AlltoAll/Gather/Scatter.
+    sendBytes                   INTEGER,                               -- Send buffer size (bytes).
+    recvBytes                   INTEGER,                               -- Receive buffer size (bytes; Gather/Reduce: at the root).
     root                        INTEGER,
     peer                        INTEGER,                               -- Send/Recv.
+    redOp                       TEXT,                                  -- sum, prod, max, min, avg, premulsum; from NCCL's NVTX payload (NULL without NVTX).
     algo                        TEXT,
     proto                       TEXT,
     nChannels                   INTEGER,
@@ -178,6 +181,17 @@ std::string StateName(uint32_t state) {
   }
 }
 
+std::string RedOpName(int32_t op) {
+  switch (op) {
+    case 0: return "sum";
+    case 1: return "prod";
+    case 2: return "max";
+    case 3: return "min";
+    case 4: return "avg";
+    default: return "premulsum";  // ncclRedOpCreatePreMulSum values start at ncclNumOps (5)
+  }
+}
+
 std::string Hex(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof(buf), "0x%016" PRIx64, v);
@@ -206,6 +220,7 @@ class NcclExport final : public ExportModule {
     for (const schema::NvtxEvent& e : chunk.nvtx()) {
       if (e.domain_id() > max_domain_id_) max_domain_id_ = e.domain_id();
     }
+    if (chunk.nvtx_size() > 0 || chunk.nvtx_domains_size() > 0) model_.AddNvtx(chunk);
     if (chunk.nccl_size() == 0 && chunk.nccl_comms_size() == 0 && chunk.nccl_pools_size() == 0) return Status::Ok();
     model_.AddChunk(chunk, [&s](uint64_t id) { return s.Text(id); });
     return Status::Ok();
@@ -387,8 +402,8 @@ class NcclExport final : public ExportModule {
         ctx,
         "INSERT INTO GTRACE_NCCL_OPERATIONS (globalPid, eventId, kind, func, commId, rank, nRanks, seqNumber, count, "
         "datatype, typeSize, messageBytes, algBytes, root, peer, algo, proto, nChannels, nWarps, apiStart, apiEnd, "
-        "apiGlobalTid, enqueueStart, enqueueEnd, globalTid, gpuStart, gpuEnd, kernelChannels, proxyEnd, graphCaptured) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "apiGlobalTid, enqueueStart, enqueueEnd, globalTid, gpuStart, gpuEnd, kernelChannels, proxyEnd, graphCaptured, "
+        "sendBytes, recvBytes, redOp) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         &st);
     if (ins == nullptr) return st;
     for (const NcclOperation& o : model_.operations()) {
@@ -418,6 +433,9 @@ class NcclExport final : public ExportModule {
       ins->Int(28, o.kernel_channels);
       if (o.proxy_stop_ns) ins->Int(29, T(ctx, s, *o.proxy_stop_ns));
       if (o.api != nullptr) ins->Int(30, o.api->start.graph_captured() ? 1 : 0);
+      if (o.send_bytes) ins->Int(31, static_cast<int64_t>(*o.send_bytes));
+      if (o.recv_bytes) ins->Int(32, static_cast<int64_t>(*o.recv_bytes));
+      if (o.red_op) ins->Text(33, RedOpName(*o.red_op));
       if (!(st = ins->Run()).ok()) return st;
     }
     return Status::Ok();

@@ -1,6 +1,7 @@
 #include "tools/export/nccl_model.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace gt::exporter {
 namespace {
@@ -40,6 +41,49 @@ bool NcclTestsFactors(const std::string& func, int32_t n, uint64_t* size_multipl
     return false;
   }
   return true;
+}
+
+void NcclBufferBytes(const std::string& func, uint64_t m, int32_t n, std::optional<uint64_t>* send,
+                     std::optional<uint64_t>* recv) {
+  uint64_t all = n > 0 ? m * static_cast<uint64_t>(n) : 0;
+  if (func == "AllReduce" || func == "Broadcast" || func == "Reduce") {
+    *send = m;
+    *recv = m;
+  } else if (func == "AllGather" || func == "Gather") {
+    *send = m;
+    if (n > 0) *recv = all;
+  } else if (func == "ReduceScatter" || func == "Scatter") {
+    if (n > 0) *send = all;
+    *recv = m;
+  } else if (func == "AlltoAll") {
+    if (n > 0) *send = *recv = all;
+  } else if (func == "Send") {
+    *send = m;
+  } else if (func == "Recv") {
+    *recv = m;
+  }
+}
+
+void NcclStreamModel::AddNvtx(const schema::Chunk& chunk) {
+  for (const schema::NvtxDomain& d : chunk.nvtx_domains()) {
+    if (d.name() == "NCCL") nccl_domains_.insert(d.domain_id());
+  }
+  uint64_t ts = chunk.base_ns();
+  for (const schema::NvtxEvent& e : chunk.nvtx()) {
+    ts += static_cast<uint64_t>(e.ts_delta_ns());
+    if (e.kind() != schema::NVTX_EVENT_KIND_PUSH || nccl_domains_.count(e.domain_id()) == 0) continue;
+    for (const schema::NvtxExtPayload& p : e.ext_payloads()) {
+      // NCCL 2.28 payloads (nvtx_payload_schemas.h): AllReduce / ReduceScatter {comm, bytes, op},
+      // Reduce {comm, bytes, root, op}; schema ids 1<<24 + 5, 7, 8.
+      size_t at = p.schema_id() == (uint64_t{1} << 24) + 8 ? 20 : 16;
+      bool reduction = p.schema_id() == (uint64_t{1} << 24) + 5 || p.schema_id() == (uint64_t{1} << 24) + 7 ||
+                       p.schema_id() == (uint64_t{1} << 24) + 8;
+      if (!reduction || p.data().size() < at + 4) continue;
+      int32_t op = 0;
+      std::memcpy(&op, p.data().data() + at, 4);
+      red_ops_[e.tid() != 0 ? e.tid() : chunk.tid()].push_back({ts, p.schema_id(), op});
+    }
+  }
 }
 
 std::string NcclApiName(const std::string& func) { return func.empty() ? std::string() : "nccl" + func; }
@@ -155,6 +199,19 @@ void NcclStreamModel::Finish() {
     int32_t n_ranks = o.comm != nullptr ? o.comm->info.n_ranks() : 0;
     if (o.message_bytes && NcclTestsFactors(o.func, n_ranks, &multiplier, &num, &den)) {
       o.alg_bytes = *o.message_bytes * multiplier;
+    }
+    if (o.message_bytes) NcclBufferBytes(o.func, *o.message_bytes, n_ranks, &o.send_bytes, &o.recv_bytes);
+    // The reduction operation: NCCL's NVTX push for this API call (same thread, the last one of the
+    // function's schema before the CollApi start).
+    uint64_t schema = o.func == "AllReduce" ? 5 : o.func == "ReduceScatter" ? 7 : o.func == "Reduce" ? 8 : 0;
+    auto marks = o.api != nullptr && o.api->start_ns && schema != 0 ? red_ops_.find(o.api->start_tid) : red_ops_.end();
+    if (marks != red_ops_.end()) {
+      for (auto m = marks->second.rbegin(); m != marks->second.rend(); ++m) {
+        if (m->ts_ns <= *o.api->start_ns && m->schema_id == (uint64_t{1} << 24) + schema) {
+          o.red_op = m->red_op;
+          break;
+        }
+      }
     }
     op_index[id] = operations_.size();
     operations_.push_back(o);

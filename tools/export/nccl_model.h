@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +66,9 @@ struct NcclOperation {
   std::optional<int64_t> gpu_stop_ns;     // last kernel-channel end
   uint32_t kernel_channels = 0;
   std::optional<uint64_t> proxy_stop_ns;  // last proxy-op stop (host)
+  std::optional<uint64_t> send_bytes;     // send buffer size (from the function, count, type and nRanks)
+  std::optional<uint64_t> recv_bytes;     // receive buffer size (root-only buffers: the root's size)
+  std::optional<int32_t> red_op;          // ncclRedOp_t from NCCL's own NVTX payload (the plugin has none)
 };
 
 class NcclStreamModel {
@@ -72,6 +76,9 @@ class NcclStreamModel {
   // `text` resolves interned string ids of the stream.
   template <typename TextFn>
   void AddChunk(const schema::Chunk& chunk, TextFn text);
+  // NCCL's own NVTX ranges of the chunk (domain "NCCL"): remembers the reduction operation of the
+  // AllReduce / Reduce / ReduceScatter payloads, to give the plugin's operations their red_op.
+  void AddNvtx(const schema::Chunk& chunk);
   void AddClockSnapshot(uint64_t monotonic_ns, uint64_t realtime_ns) { clock_.AddSnapshot(monotonic_ns, realtime_ns); }
   // Fits the GPU clock, converts kernel-channel times and builds the operations.
   void Finish();
@@ -93,6 +100,13 @@ class NcclStreamModel {
                 const std::string& datatype, const std::string& algo, const std::string& proto,
                 const std::string& sync);
 
+  struct RedOpMark {
+    uint64_t ts_ns;
+    uint64_t schema_id;
+    int32_t red_op;
+  };
+  std::map<uint32_t, std::vector<RedOpMark>> red_ops_;  // tid -> NCCL NVTX pushes with a reduction op
+  std::set<uint32_t> nccl_domains_;                      // NVTX domain ids named "NCCL"
   std::map<uint32_t, NcclComm> comms_;
   std::unordered_map<uint64_t, NcclEvent> events_;
   std::vector<uint64_t> order_;
@@ -127,6 +141,9 @@ uint32_t NcclTypeSizeBytes(const std::string& datatype);
 // False for functions nccl-tests has no formula for.
 bool NcclTestsFactors(const std::string& func, int32_t n_ranks, uint64_t* size_multiplier, int64_t* bus_num,
                       int64_t* bus_den);
+// Send and receive buffer sizes of an operation of `message_bytes` (count x type size) on `n_ranks`.
+void NcclBufferBytes(const std::string& func, uint64_t message_bytes, int32_t n_ranks, std::optional<uint64_t>* send,
+                     std::optional<uint64_t>* recv);
 // "AllReduce" -> "ncclAllReduce" (NCCL's API and NVTX range name).
 std::string NcclApiName(const std::string& func);
 
