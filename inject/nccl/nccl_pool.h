@@ -41,6 +41,13 @@ static_assert(sizeof(EventSlot) == 32);
 
 class EventPools {
  public:
+  EventPools() = default;
+  EventPools(const EventPools&) = delete;
+  EventPools& operator=(const EventPools&) = delete;
+  // The process's pools live in raw static storage and are never destroyed (NCCL may hold handles
+  // until exit); this frees the pools of a local object (tests).
+  ~EventPools() { delete[] slots_; }
+
   static constexpr uint32_t kProbe = 8;
   static constexpr uint32_t kBigPoolFactor = 4;  // kernel-channel and proxy pools
 
