@@ -1,13 +1,18 @@
 // libgtrace.so's entry points: the symbols CUDA, NVTX and NCCL look up, and the load/unload
 // hooks. Everything else in the library is hidden (gtrace.map + -fvisibility=hidden).
 //
-// Load (ELF constructor, the loading thread): when LD_PRELOADed, point NVTX's loader at this
-// file unless the user chose another tool. Nothing else: no thread, no file, no CUPTI — the
-// session starts when an injection entry point is first called.
+// Load (ELF constructor, the loading thread): when LD_PRELOADed, point NVTX's loader and NCCL's
+// profiler-plugin loader at this file unless the user chose another tool (a user's own NCCL
+// profiler plugin wins, with one `gtrace:` note). Nothing else: no thread, no file, no CUPTI —
+// the session starts when an injection entry point is first called. The NCCL plugin objects
+// (ncclProfiler_v4/_v5/_v6) are defined in nccl/nccl_plugin.cc.
 // Unload (ELF destructor, at exit): final flush of this process's stream.
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <string>
 
 #include "collector/session.h"
 #include "inject/nvtx/nvtx_hooks.h"
@@ -28,6 +33,38 @@ bool Preloaded(const char* self_path) {
   return strstr(preload, base) != nullptr;
 }
 
+// Whether the user asked for NCCL tracing (GTRACE_TRACE unset means the default, which has it).
+bool NcclWanted() {
+  const char* t = getenv("GTRACE_TRACE");
+  const char* n = getenv("GTRACE_NCCL_TRACE");
+  if (n != nullptr && strcmp(n, "none") == 0) return false;
+  return t == nullptr || strstr(t, "nccl") != nullptr;
+}
+
+// NCCL_PROFILER_PLUGIN: ours when unset; a user's value wins. NCCL's loader (2.26+) treats any
+// case-insensitive prefix of "STATIC_PLUGIN" as dlopen(NULL), which finds our preloaded symbols.
+void ArmNcclPlugin(const char* self) {
+  const char* current = getenv("NCCL_PROFILER_PLUGIN");
+  if (current == nullptr) {
+    setenv("NCCL_PROFILER_PLUGIN", self, 0);
+    return;
+  }
+  const char* base = strrchr(self, '/');
+  base = base != nullptr ? base + 1 : self;
+  size_t n = strlen(current);
+  char resolved[4096];
+  bool ours = strcmp(current, self) == 0 || strcmp(current, base) == 0 ||
+              (strchr(current, '/') != nullptr && realpath(current, resolved) != nullptr && strcmp(resolved, self) == 0) ||
+              (n > 0 && n <= strlen("STATIC_PLUGIN") && strncasecmp(current, "STATIC_PLUGIN", n) == 0);
+  if (ours || !NcclWanted()) return;
+  if (strcasecmp(current, "none") == 0) {
+    gt::PrintLine("NCCL_PROFILER_PLUGIN=none turns NCCL's profiler plugins off; NCCL collectives are not traced");
+  } else {
+    gt::PrintLine(std::string("NCCL_PROFILER_PLUGIN=") + current +
+                  " is set: NCCL loads that plugin, not gtrace's; NCCL collectives are not traced");
+  }
+}
+
 __attribute__((constructor)) void GtraceOnLoad() {
   if (Disabled()) return;
   Dl_info info{};
@@ -38,6 +75,7 @@ __attribute__((constructor)) void GtraceOnLoad() {
   // safe; when NVTX or CUDA dlopen us, their variables are set already.
   if (!Preloaded(self)) return;
   setenv("NVTX_INJECTION64_PATH", self, /*overwrite=*/0);
+  ArmNcclPlugin(self);
   setenv("GTRACE_LIBRARY_PATH", self, 1);
 }
 

@@ -37,7 +37,7 @@ TEST(StatsApi, ListsTheReportsInHelpOrder) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"nvtx_sum", "nvtx_gpu_proj_sum", "cuda_api_sum", "cuda_api_trace",
                                              "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
-                                             "cuda_gpu_trace"}));
+                                             "cuda_gpu_trace", "nccl_sum"}));
 }
 
 TEST(StatsApi, ParsesFormats) {
@@ -63,7 +63,8 @@ TEST(StatsErrors, UnknownReportListsValidNames) {
   EXPECT_FALSE(status.ok());
   EXPECT_EQ(status.message(),
             "unknown report 'cuda_kern_sum'; valid reports: nvtx_sum, nvtx_gpu_proj_sum, cuda_api_sum, "
-            "cuda_api_trace, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, cuda_gpu_trace");
+            "cuda_api_trace, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, cuda_gpu_trace, "
+            "nccl_sum");
   EXPECT_EQ(output, "");
 }
 

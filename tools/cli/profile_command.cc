@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -200,6 +201,32 @@ int RunProfile(const std::vector<std::string>& args) {
            bool b = true;
            ParseBoolValue(v, &b);
            o.env["GTRACE_TRACE_FORK_BEFORE_EXEC"] = b ? "true" : "false";
+           return Status::Ok();
+         }});
+  p.Add({"nccl-trace", 0, true, "LIST",
+         "NCCL profiler-plugin events: group, coll, p2p, kernel, api, proxy, proxy-step, proxy-ctrl, net, ce, "
+         "default, all, none or a mask number (GTRACE_NCCL_TRACE; default: default = group,coll,p2p,kernel,api,ce)",
+         [&](std::string_view v) {
+           // The library is the authority on the list (it warns and falls back to the default);
+           // here only the names are checked, so a typo fails before the command runs.
+           static const std::set<std::string> names = {"group", "coll", "p2p", "kernel", "api", "proxy", "proxy-step",
+                                                       "proxy-ctrl", "net", "ce", "default", "all", "none"};
+           std::string list(v);
+           size_t start = 0;
+           while (true) {
+             size_t comma = list.find(',', start);
+             std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+             bool number = !item.empty() && item.find_first_not_of("0123456789abcdefxABCDEFX") == std::string::npos &&
+                           isdigit(static_cast<unsigned char>(item[0]));
+             if (names.count(item) == 0 && !number) {
+               return Status::Error("--nccl-trace: unknown NCCL event '" + item +
+                                    "' (known: group, coll, p2p, kernel, api, proxy, proxy-step, proxy-ctrl, net, "
+                                    "ce, default, all, none, or a number)");
+             }
+             if (comma == std::string::npos) break;
+             start = comma + 1;
+           }
+           o.env["GTRACE_NCCL_TRACE"] = list;
            return Status::Ok();
          }});
   AddCaptureFlags(&p, &o.env);

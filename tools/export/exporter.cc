@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "tools/export/nccl_export.h"
 #include "tools/export/nvtx_export.h"
 #include "tools/export/system_tables.h"
 #include "tools/nsys/nsys_schema.h"
@@ -26,6 +27,7 @@ std::vector<std::unique_ptr<ExportModule>> MakeModules() {
   // CUDA modules:
 
   // NCCL modules:
+  modules.push_back(MakeNcclExport());
 
   // GPU metrics modules:
 

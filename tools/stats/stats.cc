@@ -29,6 +29,7 @@ constexpr ReportEntry kReports[] = {
     {{"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)"}, BuildCudaGpuMemTimeSum},
     {{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"}, BuildCudaGpuMemSizeSum},
     {{"cuda_gpu_trace", "CUDA GPU Trace"}, BuildCudaGpuTrace},
+    {{"nccl_sum", "NCCL Operation Summary"}, BuildNcclSum},
 };
 
 constexpr auto MakeInfos() {
