@@ -1,15 +1,20 @@
 // libgtrace.so's entry points: the symbols CUDA, NVTX and NCCL look up, and the load/unload
 // hooks. Everything else in the library is hidden (gtrace.map + -fvisibility=hidden).
 //
-// Load (ELF constructor, the loading thread): when LD_PRELOADed, point NVTX's loader at this
-// file unless the user chose another tool. Nothing else: no thread, no file, no CUPTI — the
-// session starts when an injection entry point is first called.
+// Load (ELF constructor, the loading thread): when LD_PRELOADed, point NVTX's loader and the CUDA
+// driver's injection (CUDA_INJECTION64_PATH, read at the first cuInit) at this file unless the user
+// chose another tool, and note the load time (time zero of --delay). Nothing else: no thread, no
+// file, no CUPTI — the session starts when an injection entry point is first called, and CUPTI is
+// loaded only inside InitializeInjection, i.e. only by processes that initialize CUDA.
 // Unload (ELF destructor, at exit): final flush of this process's stream.
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/clock.h"
 #include "collector/session.h"
+#include "inject/cupti/capture_window.h"
+#include "inject/cupti/cupti_tracer.h"
 #include "inject/nvtx/nvtx_hooks.h"
 
 namespace {
@@ -38,7 +43,9 @@ __attribute__((constructor)) void GtraceOnLoad() {
   // safe; when NVTX or CUDA dlopen us, their variables are set already.
   if (!Preloaded(self)) return;
   setenv("NVTX_INJECTION64_PATH", self, /*overwrite=*/0);
+  setenv("CUDA_INJECTION64_PATH", self, /*overwrite=*/0);
   setenv("GTRACE_LIBRARY_PATH", self, 1);
+  gt::capture::NoteLoadTime(gt::NowNs());
 }
 
 __attribute__((destructor)) void GtraceOnUnload() { gt::EndSession("exit"); }
@@ -49,12 +56,20 @@ extern "C" {
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) noexcept {
   if (Disabled()) return 0;
+  gt::capture::RegisterWithCollector();
   return gt::nvtx::InitializeCore(get_export_table);
 }
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module_info) noexcept {
   if (Disabled()) return 0;
   return gt::nvtx::InitializeExtension(module_info);
+}
+
+// CUDA driver injection (CUDA_INJECTION64_PATH): called inside the first cuInit, on that thread.
+// Always returns 1: a CUPTI problem switches CUDA tracing off (one `gtrace:` line), never cuInit.
+__attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
+  if (Disabled()) return 1;
+  return gt::cupti::CuptiTracer::InitializeInjection();
 }
 
 }  // extern "C"
