@@ -187,6 +187,7 @@ bool CuptiTracer::Start() {
   options_ = ReadOptions(&warnings);
   if (!warnings.empty()) ReportDiagnostic(field::enums::kSeverityWarning, "cupti", warnings);
   if (const Config* c = SessionConfig()) flush_interval_ns_ = uint64_t{c->flush_interval_ms} * 1000000ull;
+  last_flush_ns_ = NowNs();  // first periodic flush one interval from now
 
   std::string error;
   if (!LoadCupti(&api_, &error)) return Fail(error);
