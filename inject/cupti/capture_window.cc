@@ -217,6 +217,14 @@ void NoteLoadTime(uint64_t ns) { g_load_ns.store(ns, std::memory_order_relaxed);
 void RegisterWithCollector() {
   RegisterSessionStartHook(&OnSessionStart);
   RegisterEmitter(&Emit);
+  // A session another module started before this hook existed: adopt it now.
+  uint64_t id = SessionId();
+  if (id == 0) return;
+  pthread_mutex_lock(&g_mutex);
+  bool known = g_s.session_id == id;
+  pthread_mutex_unlock(&g_mutex);
+  const Config* config = SessionConfig();
+  if (!known && config != nullptr) OnSessionStart(*config, id);
 }
 
 void SetCudaWindowHook(CudaWindowFn fn) { g_cuda_hook.store(fn, std::memory_order_release); }

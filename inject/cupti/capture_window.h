@@ -27,7 +27,8 @@ namespace gt::capture {
 void NoteLoadTime(uint64_t ns);
 
 // Registers the session-start hook and the emitter with the collector (idempotent). Every injection
-// entry point calls it before its first EnsureSession.
+// entry point calls it before its first EnsureSession; called again after it, it adopts a session
+// that some other module started before the hook was registered.
 void RegisterWithCollector();
 
 // The CUPTI tracer's reconcile function: called after the window state changed, on the thread that

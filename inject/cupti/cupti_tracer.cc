@@ -113,6 +113,7 @@ int CuptiTracer::InitializeInjection() {
     SetState(TracerState::kOff);  // CUDA not traced (or no session): never load CUPTI
     return 1;
   }
+  capture::RegisterWithCollector();  // adopts a session another module started first
   auto* t = new CuptiTracer();
   g_tracer.store(t, std::memory_order_release);
   t->Start();
