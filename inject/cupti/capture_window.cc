@@ -55,6 +55,7 @@ struct Scalars {  // guarded by g_mutex
   bool nvtx_key_known;
   // Log for the emitter.
   WindowEvent log[kLogSize];
+  bool log_enabled;  // only when a capture option is set: a plain whole-run trace has no window events
   uint32_t log_written;
   uint32_t log_sent;
   uint64_t log_lost;
@@ -66,6 +67,7 @@ char g_nvtx_domain[kMaxText];
 bool g_nvtx_any_domain;
 
 void LogLocked(bool open, uint32_t reason, bool final, uint64_t now) {
+  if (!g_s.log_enabled) return;
   if (g_s.log_written - g_s.log_sent >= kLogSize) {
     ++g_s.log_lost;
     return;
@@ -143,6 +145,7 @@ void OnSessionStart(const Config& config, uint64_t session_id) {
   g_s.end = c.end;
   g_s.nvtx_key_known = false;
   g_s.log_written = g_s.log_sent = 0;
+  g_s.log_enabled = c.StartsPaused() || c.duration_ns != 0;
   g_s.log_lost = 0;
   CopyBounded(g_nvtx_message, c.nvtx_message);
   CopyBounded(g_nvtx_domain, c.nvtx_domain);

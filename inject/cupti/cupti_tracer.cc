@@ -392,6 +392,7 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
   }
   uint64_t now = NowNs();
   bool final = false;
+  bool flushed = false;
   if (state == TracerState::kActive) {
     final = final_requested_.load(std::memory_order_acquire);
     if (final) {
@@ -399,9 +400,11 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
       EnableWindowCallbacks(false);
       for (int i = 0; i < window_kind_count_; ++i) EnableKind(window_kinds_[i], false);
       api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      flushed = true;
     } else if (flush_requested_.exchange(false, std::memory_order_acq_rel) || now - last_flush_ns_ >= flush_interval_ns_) {
       api_.ActivityFlushAll(0);
       last_flush_ns_ = now;
+      flushed = true;
     }
   }
   size_t valid = 0;
@@ -409,15 +412,19 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     decoder_.DecodeBuffer(buffer, valid, chunk);
     pool_.Release(buffer);
   }
-  if (state == TracerState::kActive) ReportDrops(chunk, now);
+  if (flushed) ReportDrops(chunk, now);  // once per flush: CUPTI calls stay rare on this thread
   decoder_.EmitPending(chunk, now);
   uint64_t declined = pool_.declined();
   if (declined != declined_reported_) {
+    if (declined_reported_ == 0) {  // one line for the user; the counts go to the stream
+      PrintLine("CUPTI buffer pool exhausted: all " + std::to_string(pool_.count()) + " buffers of " +
+                std::to_string(pool_.buffer_bytes() >> 10) +
+                " KiB in use; CUPTI drops records until buffers come back (raise GTRACE_CUDA_BUFFER_MB)");
+    }
     ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
-                     std::to_string(declined - declined_reported_) + " CUPTI buffer requests declined: all " +
-                         std::to_string(pool_.count()) + " buffers of " + std::to_string(pool_.buffer_bytes() >> 10) +
-                         " KiB were in use (raise GTRACE_CUDA_BUFFER_MB); CUPTI dropped those records",
-                     declined_reported_ == 0);
+                     std::to_string(declined - declined_reported_) +
+                         " CUPTI buffer requests declined (pool exhausted); CUPTI counts the records it dropped",
+                     /*print=*/false);
     declined_reported_ = declined;
   }
   if (fatal_error_.exchange(false, std::memory_order_acq_rel)) {

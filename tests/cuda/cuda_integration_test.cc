@@ -180,7 +180,7 @@ TEST_F(CudaBasic, CorrelationTimeAndDiagnostics) {
                    "r.start >= n.start AND r.end <= n.end"),
             13);
   EXPECT_EQ(db.Rows("SELECT severity, text FROM DIAGNOSTIC_EVENT ORDER BY timestamp"),
-            (Rows{"1|capture window 1 opened (start of the run)", "2|gtrace dropped 3 records (dropped by CUPTI)",
+            (Rows{"2|gtrace dropped 3 records (dropped by CUPTI)",
                   "2|gtrace dropped 1 CUPTI records without an end (GPU work still running at the final flush)"}));
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:DROPPED_RECORDS'"), "4");
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:CUPTI_CLOCK'"),
