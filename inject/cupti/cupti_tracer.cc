@@ -214,10 +214,11 @@ bool CuptiTracer::Start() {
   if (r != CUPTI_SUCCESS) {
     return Fail(std::string("cuptiActivityRegisterCallbacks failed with ") + api_.ResultName(r, scratch, sizeof(scratch)));
   }
-  for (CUpti_ActivityKind kind : kAlwaysKinds) {
-    r = api_.ActivityEnable(kind);
+  for (size_t i = 0; i < sizeof(kAlwaysKinds) / sizeof(kAlwaysKinds[0]); ++i) {
+    r = api_.ActivityEnable(kAlwaysKinds[i]);
     if (r != CUPTI_SUCCESS) {
-      return Fail(std::string("cuptiActivityEnable(") + KindName(kind) + ") failed with " +
+      for (size_t j = 0; j < i; ++j) api_.ActivityDisable(kAlwaysKinds[j]);  // leave CUPTI as we found it
+      return Fail(std::string("cuptiActivityEnable(") + KindName(kAlwaysKinds[i]) + ") failed with " +
                   api_.ResultName(r, scratch, sizeof(scratch)));
     }
   }
@@ -300,7 +301,9 @@ void CuptiTracer::Reconcile() {
 
 void CuptiTracer::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;  // as many as fit
-  uint8_t* b = GetState() == TracerState::kInert ? nullptr : pool_.Acquire();
+  // Buffers only while tracing (or flushing at exit); otherwise CUPTI drops whatever it still makes.
+  TracerState state = GetState();
+  uint8_t* b = state == TracerState::kActive || state == TracerState::kStopped ? pool_.Acquire() : nullptr;
   *buffer = b;
   *size = b != nullptr ? pool_.buffer_bytes() : 0;
 }
