@@ -43,6 +43,145 @@ bool ParseBounded(const char* name, const char* value, uint64_t lo, uint64_t hi,
 
 }  // namespace
 
+namespace {
+
+// GTRACE_CAPTURE_RANGE, GTRACE_NVTX_CAPTURE, GTRACE_CAPTURE_RANGE_END, GTRACE_DELAY, GTRACE_DURATION.
+// A bad value keeps the default and adds a warning, like every other variable.
+void LoadCaptureConfig(EnvGetter getenv_fn, Config* c) {
+  CaptureConfig& cap = c->capture;
+  std::string error;
+  if (const char* v = getenv_fn("GTRACE_CAPTURE_RANGE"); v != nullptr && !ParseCaptureRange(v, &cap.range, &error)) {
+    c->warnings.push_back("GTRACE_CAPTURE_RANGE: " + error + "; capturing the whole run");
+  }
+  if (const char* v = getenv_fn("GTRACE_NVTX_CAPTURE"); v != nullptr &&
+      !ParseNvtxCapture(v, &cap.nvtx_message, &cap.nvtx_domain, &cap.nvtx_any_domain, &error)) {
+    c->warnings.push_back("GTRACE_NVTX_CAPTURE: " + error);
+    cap.nvtx_message.clear();
+  }
+  if (cap.range == CaptureRange::kNvtx && cap.nvtx_message.empty()) {
+    c->warnings.push_back("GTRACE_CAPTURE_RANGE=nvtx needs GTRACE_NVTX_CAPTURE=message[@domain]; capturing the whole run");
+    cap.range = CaptureRange::kNone;
+  }
+  if (cap.range == CaptureRange::kNvtx && !(c->sources & kSourceNvtx)) {
+    c->warnings.push_back("GTRACE_CAPTURE_RANGE=nvtx needs nvtx in GTRACE_TRACE; capturing the whole run");
+    cap.range = CaptureRange::kNone;
+  }
+  if (cap.range == CaptureRange::kCudaProfilerApi && !(c->sources & kSourceCuda)) {
+    c->warnings.push_back("GTRACE_CAPTURE_RANGE=cudaProfilerApi needs cuda in GTRACE_TRACE; capturing the whole run");
+    cap.range = CaptureRange::kNone;
+  }
+  if (const char* v = getenv_fn("GTRACE_CAPTURE_RANGE_END");
+      v != nullptr && !ParseCaptureRangeEnd(v, &cap.end, &cap.repeat_count, &error)) {
+    c->warnings.push_back("GTRACE_CAPTURE_RANGE_END: " + error + "; using stop");
+  }
+  if (const char* v = getenv_fn("GTRACE_DELAY"); v != nullptr && !ParseSecondsNs(v, &cap.delay_ns, &error)) {
+    c->warnings.push_back("GTRACE_DELAY: " + error + "; using 0");
+    cap.delay_ns = 0;
+  }
+  if (const char* v = getenv_fn("GTRACE_DURATION"); v != nullptr && !ParseSecondsNs(v, &cap.duration_ns, &error)) {
+    c->warnings.push_back("GTRACE_DURATION: " + error + "; recording until the end");
+    cap.duration_ns = 0;
+  }
+}
+
+}  // namespace
+
+bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* error) {
+  text = Trim(text);
+  if (text == "none") {
+    *out = CaptureRange::kNone;
+  } else if (text == "cudaProfilerApi") {
+    *out = CaptureRange::kCudaProfilerApi;
+  } else if (text == "nvtx") {
+    *out = CaptureRange::kNvtx;
+  } else {
+    *error = "unknown capture range '" + std::string(text) + "' (known: none, cudaProfilerApi, nvtx)";
+    return false;
+  }
+  return true;
+}
+
+bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t* repeat_count, std::string* error) {
+  text = Trim(text);
+  *repeat_count = 0;
+  if (text == "stop" || text == "stop-shutdown") {
+    // stop-shutdown is accepted as stop: gtrace never ends the application.
+    *end = CaptureRangeEnd::kStop;
+  } else if (text == "none") {
+    *end = CaptureRangeEnd::kNone;
+  } else if (text == "repeat") {
+    *end = CaptureRangeEnd::kRepeat;
+  } else if (text.substr(0, 7) == "repeat:") {
+    uint64_t n = 0;
+    if (!ParseUint64(text.substr(7), &n) || n == 0 || n > 1000000) {
+      *error = "'" + std::string(text) + "': repeat:N needs a count from 1 to 1000000";
+      return false;
+    }
+    *end = CaptureRangeEnd::kRepeat;
+    *repeat_count = static_cast<uint32_t>(n);
+  } else {
+    *error = "unknown capture range end '" + std::string(text) + "' (known: stop, repeat[:N], none)";
+    return false;
+  }
+  return true;
+}
+
+bool ParseNvtxCapture(std::string_view text, std::string* message, std::string* domain, bool* any_domain,
+                      std::string* error) {
+  // "message[@domain]"; "@*" = any domain; "\@" is a literal '@'. The last unescaped '@' splits.
+  size_t split = std::string_view::npos;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '@') {
+      ++i;
+    } else if (text[i] == '@') {
+      split = i;
+    }
+  }
+  auto unescape = [](std::string_view part) {
+    std::string out;
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (part[i] == '\\' && i + 1 < part.size() && part[i + 1] == '@') ++i;
+      out.push_back(part[i]);
+    }
+    return out;
+  };
+  *message = unescape(text.substr(0, split));
+  *domain = split == std::string_view::npos ? std::string() : unescape(text.substr(split + 1));
+  *any_domain = split != std::string_view::npos && *domain == "*";
+  if (*any_domain) domain->clear();
+  if (message->empty()) {
+    *error = "'" + std::string(text) + "': the range message is empty (expected message[@domain])";
+    return false;
+  }
+  if (split != std::string_view::npos && domain->empty() && !*any_domain) {
+    *error = "'" + std::string(text) + "': the domain after '@' is empty (use message@* for any domain)";
+    return false;
+  }
+  return true;
+}
+
+bool ParseSecondsNs(std::string_view text, uint64_t* ns, std::string* error) {
+  text = Trim(text);
+  size_t dot = text.find('.');
+  std::string_view whole = text.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  uint64_t secs = 0;
+  bool ok = !text.empty() && (whole.empty() || ParseUint64(whole, &secs)) && frac.size() <= 9 &&
+            !(whole.empty() && frac.empty()) && secs <= 10000000;
+  uint64_t frac_ns = 0;
+  for (size_t i = 0; ok && i < 9; ++i) {
+    char c = i < frac.size() ? frac[i] : '0';
+    if (c < '0' || c > '9') ok = false;
+    frac_ns = frac_ns * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!ok) {
+    *error = "'" + std::string(text) + "' is not a number of seconds (e.g. 5 or 0.25)";
+    return false;
+  }
+  *ns = secs * 1000000000ull + frac_ns;
+  return true;
+}
+
 bool ParseUint64(std::string_view text, uint64_t* out) {
   if (text.empty() || text.size() > 19) return false;
   uint64_t v = 0;
@@ -154,6 +293,7 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
       v != nullptr && !ParseBool(v, &c.trace_fork_before_exec)) {
     c.warnings.push_back(std::string("GTRACE_TRACE_FORK_BEFORE_EXEC='") + v + "' is not a boolean; using true");
   }
+  LoadCaptureConfig(getenv_fn, &c);
   if (c.thread_buffer_bytes == 0) {
     c.thread_buffer_bytes = c.buffer_bytes / 128;
     if (c.thread_buffer_bytes < (64u << 10)) c.thread_buffer_bytes = 64u << 10;

@@ -14,6 +14,23 @@ namespace gt {
 
 using EnvGetter = const char* (*)(const char*);
 
+// Capture windows (nsys's --capture-range, --nvtx-capture, --capture-range-end, --delay,
+// --duration). The collector only needs `StartsPaused()` (recording begins off); the window logic
+// that opens and closes recording lives with the injection code (inject/cupti/capture_window.h).
+enum class CaptureRange { kNone, kCudaProfilerApi, kNvtx };
+enum class CaptureRangeEnd { kStop, kRepeat, kNone };
+struct CaptureConfig {
+  CaptureRange range = CaptureRange::kNone;    // GTRACE_CAPTURE_RANGE
+  std::string nvtx_message;                     // GTRACE_NVTX_CAPTURE "message[@domain]"
+  std::string nvtx_domain;                      //   "" = default domain
+  bool nvtx_any_domain = false;                 //   "message@*"
+  CaptureRangeEnd end = CaptureRangeEnd::kStop;  // GTRACE_CAPTURE_RANGE_END
+  uint32_t repeat_count = 0;                    //   repeat:N (0 = no limit)
+  uint64_t delay_ns = 0;                        // GTRACE_DELAY (seconds, decimals allowed)
+  uint64_t duration_ns = 0;                     // GTRACE_DURATION (0 = until the end)
+  bool StartsPaused() const { return range != CaptureRange::kNone || delay_ns > 0; }
+};
+
 struct Config {
   std::string output_pattern = "gtrace-%h-%p";  // GTRACE_OUTPUT
   std::string trace = "cuda,nvtx,nccl";          // GTRACE_TRACE, as given
@@ -26,6 +43,7 @@ struct Config {
   // GTRACE_TRACE_FORK_BEFORE_EXEC: record in a child that was forked but has not exec'd yet
   // (DataLoader workers, multiprocessing). nsys's default is false; gtrace's is true.
   bool trace_fork_before_exec = true;
+  CaptureConfig capture;
 
   // Every GTRACE_* variable present, as seen (recorded in the stream header).
   std::vector<std::pair<std::string, std::string>> raw;
@@ -38,6 +56,14 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list);
 // Trace list "cuda,nvtx,nccl" / "none" -> SourceBit mask. Unknown names are errors; nsys names
 // gtrace does not implement (osrt, mpi, ...) are accepted with a note in *notes.
 bool ParseTraceList(std::string_view text, uint32_t* mask, std::string* error, std::vector<std::string>* notes);
+
+// Capture-window values, as the CLI flags and GTRACE_* variables spell them. False (with *error) on a
+// bad value. "S" seconds accept decimals ("0.5"); the result is in nanoseconds.
+bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* error);
+bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t* repeat_count, std::string* error);
+bool ParseNvtxCapture(std::string_view text, std::string* message, std::string* domain, bool* any_domain,
+                      std::string* error);
+bool ParseSecondsNs(std::string_view text, uint64_t* ns, std::string* error);
 
 // Shared value parsers (also used by subsystems for their own variables).
 bool ParseUint64(std::string_view text, uint64_t* out);

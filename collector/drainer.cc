@@ -34,6 +34,26 @@ std::string ReadThreadName(uint32_t tid) {
 
 }  // namespace
 
+bool EmitThreadInfo(ChunkBuilder* chunk, uint32_t tid) {
+  std::string name = ReadThreadName(tid);
+  if (name.empty() || chunk->body().nesting_depth() != 0) return false;
+  errno = 0;
+  int nice = ::getpriority(PRIO_PROCESS, tid);
+  if (errno != 0) nice = 0;
+  // Chunk.thread is a singular field: each announcement gets a chunk of its own.
+  chunk->End();
+  chunk->Begin(0, 0, 0);
+  ProtoWriter& w = chunk->body();
+  w.BeginNested(field::chunk::kThread);
+  w.Varint(field::thread_info::kTid, tid);
+  w.String(field::thread_info::kName, name);
+  w.Int(field::thread_info::kNice, nice);
+  w.EndNested();
+  chunk->End();
+  chunk->Begin(0, 0, 0);
+  return true;
+}
+
 Drainer::Drainer(RingPool* pool, uint64_t session_id)
     : pool_(pool), session_id_(session_id), chunk_(&interner_) {
   tracks_.resize(pool_->count());

@@ -41,6 +41,7 @@ thread_local ThreadLocalState t_gt_thread __attribute__((tls_model("initial-exec
 namespace {
 
 constexpr int kMaxEmitters = 16;
+constexpr int kMaxStartHooks = 8;
 constexpr uint64_t kWriteThresholdBytes = 256u << 10;
 constexpr uint64_t kClockSnapshotIntervalNs = 1000000000ull;
 constexpr int kHandledSignals[] = {SIGTERM, SIGINT};
@@ -81,6 +82,8 @@ struct Session {
 RecordDecodeFn g_decoders[kRecordTypeCount] = {};
 EmitFn g_emitters[kMaxEmitters] = {};
 std::atomic<int> g_emitter_count{0};
+SessionStartFn g_start_hooks[kMaxStartHooks] = {};
+std::atomic<int> g_start_hook_count{0};
 std::atomic<uint64_t> g_no_buffer_drops{0};
 pthread_mutex_t g_start_mutex = PTHREAD_MUTEX_INITIALIZER;
 std::atomic<Session*> g_session{nullptr};
@@ -419,6 +422,23 @@ bool RegisterEmitter(EmitFn fn) {
   return ok;
 }
 
+bool RegisterSessionStartHook(SessionStartFn fn) {
+  pthread_mutex_lock(&g_start_mutex);
+  int n = g_start_hook_count.load(std::memory_order_relaxed);
+  bool ok = false;
+  bool present = false;
+  for (int i = 0; i < n; ++i) present |= g_start_hooks[i] == fn;
+  if (present) {
+    ok = true;
+  } else if (n < kMaxStartHooks) {
+    g_start_hooks[n] = fn;
+    g_start_hook_count.store(n + 1, std::memory_order_release);
+    ok = true;
+  }
+  pthread_mutex_unlock(&g_start_mutex);
+  return ok;
+}
+
 bool EnsureSession(uint32_t source) {
   Session* s = CurrentSession();
   if (s == nullptr) {
@@ -427,6 +447,7 @@ bool EnsureSession(uint32_t source) {
     pthread_once(&g_process_once, ProcessOnce);
     pthread_mutex_lock(&g_start_mutex);
     s = CurrentSession();
+    bool started_here = false;
     if (s == nullptr && g_failed_pid.load(std::memory_order_relaxed) != pid) {
       s = StartSession();
       if (s == nullptr) {
@@ -434,12 +455,18 @@ bool EnsureSession(uint32_t source) {
         g_enabled_sources.store(0, std::memory_order_relaxed);
       } else {
         g_session.store(s, std::memory_order_release);
-        g_enabled_sources.store(s->config.sources, std::memory_order_release);
+        // A capture window (range or delay) decides when recording starts.
+        g_enabled_sources.store(s->config.capture.StartsPaused() ? 0 : s->config.sources, std::memory_order_release);
         InstallSignalHandlers();
+        started_here = true;
       }
     }
     pthread_mutex_unlock(&g_start_mutex);
     if (s == nullptr) return false;
+    if (started_here) {
+      int n = g_start_hook_count.load(std::memory_order_acquire);
+      for (int i = 0; i < n; ++i) g_start_hooks[i](s->config, s->id);
+    }
   }
   if (s->ended.load(std::memory_order_acquire)) return false;
   return source == 0 || (s->config.sources & source) != 0;

@@ -101,10 +101,20 @@ using RecordDecodeFn = void (*)(const RecordView& record, ChunkBuilder* chunk);
 using EmitFn = void (*)(ChunkBuilder* chunk, uint64_t session_id);
 // Called by the drain thread when the session ends, before the final drain (stop CUPTI, ...).
 using StopFn = void (*)();
+// Called once per session, on the thread that started it, right after the session is published and
+// before EnsureSession returns (capture windows arm their triggers here). Must not call EnsureSession.
+using SessionStartFn = void (*)(const Config& config, uint64_t session_id);
 
 // Registration happens before EnsureSession (from injection init code); tables are fixed-size.
 void RegisterRecordDecoder(RecordType type, RecordDecodeFn fn);
 bool RegisterEmitter(EmitFn fn);
+bool RegisterSessionStartHook(SessionStartFn fn);
+
+// Drain thread (emitters only): announces OS thread `tid` (name from /proc, priority) in a chunk of
+// its own, for threads that appear only in records gtrace did not take from a ring (CUPTI API
+// records). `chunk` must be open at nesting depth 0; it is reopened as a process-level chunk.
+// False when the thread's name cannot be read (it exited): nothing is written then.
+bool EmitThreadInfo(ChunkBuilder* chunk, uint32_t tid);
 
 // --- lifecycle (slow paths) ---------------------------------------------------------------
 
@@ -116,7 +126,8 @@ const Config* SessionConfig();
 uint64_t SessionId();
 // Configured sources (whether or not a capture window is open).
 uint32_t ConfiguredSources();
-// Turns sources on or off at run time (capture windows).
+// Turns sources on or off at run time (capture windows). A session whose configuration starts
+// paused (Config::capture.StartsPaused()) records nothing until the first SetRecording(.., true).
 void SetRecording(uint32_t source_bits, bool on);
 
 // Drains every ring and writes the file now. Waits up to `timeout_ms` for the drain thread when

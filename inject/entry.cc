@@ -1,11 +1,13 @@
 // libgtrace.so's entry points: the symbols CUDA, NVTX and NCCL look up, and the load/unload
 // hooks. Everything else in the library is hidden (gtrace.map + -fvisibility=hidden).
 //
-// Load (ELF constructor, the loading thread): when LD_PRELOADed, point NVTX's loader and NCCL's
-// profiler-plugin loader at this file unless the user chose another tool (a user's own NCCL
-// profiler plugin wins, with one `gtrace:` note). Nothing else: no thread, no file, no CUPTI —
-// the session starts when an injection entry point is first called. The NCCL plugin objects
-// (ncclProfiler_v4/_v5/_v6) are defined in nccl/nccl_plugin.cc.
+// Load (ELF constructor, the loading thread): when LD_PRELOADed, point NVTX's loader, the CUDA
+// driver's injection (CUDA_INJECTION64_PATH, read at the first cuInit) and NCCL's profiler-plugin
+// loader at this file unless the user chose another tool (a user's own NCCL profiler plugin wins,
+// with one `gtrace:` note), and note the load time (time zero of --delay). Nothing else: no
+// thread, no file, no CUPTI — the session starts when an injection entry point is first called,
+// and CUPTI is loaded only inside InitializeInjection, i.e. only by processes that initialize
+// CUDA. The NCCL plugin objects (ncclProfiler_v4/_v5/_v6) are defined in nccl/nccl_plugin.cc.
 // Unload (ELF destructor, at exit): final flush of this process's stream.
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -14,7 +16,10 @@
 
 #include <string>
 
+#include "collector/clock.h"
 #include "collector/session.h"
+#include "inject/cupti/capture_window.h"
+#include "inject/cupti/cupti_tracer.h"
 #include "inject/nvtx/nvtx_hooks.h"
 
 namespace {
@@ -75,8 +80,10 @@ __attribute__((constructor)) void GtraceOnLoad() {
   // safe; when NVTX or CUDA dlopen us, their variables are set already.
   if (!Preloaded(self)) return;
   setenv("NVTX_INJECTION64_PATH", self, /*overwrite=*/0);
+  setenv("CUDA_INJECTION64_PATH", self, /*overwrite=*/0);
   ArmNcclPlugin(self);
   setenv("GTRACE_LIBRARY_PATH", self, 1);
+  gt::capture::NoteLoadTime(gt::NowNs());
 }
 
 __attribute__((destructor)) void GtraceOnUnload() { gt::EndSession("exit"); }
@@ -87,12 +94,20 @@ extern "C" {
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) noexcept {
   if (Disabled()) return 0;
+  gt::capture::RegisterWithCollector();
   return gt::nvtx::InitializeCore(get_export_table);
 }
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module_info) noexcept {
   if (Disabled()) return 0;
   return gt::nvtx::InitializeExtension(module_info);
+}
+
+// CUDA driver injection (CUDA_INJECTION64_PATH): called inside the first cuInit, on that thread.
+// Always returns 1: a CUPTI problem switches CUDA tracing off (one `gtrace:` line), never cuInit.
+__attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
+  if (Disabled()) return 1;
+  return gt::cupti::CuptiTracer::InitializeInjection();
 }
 
 }  // extern "C"

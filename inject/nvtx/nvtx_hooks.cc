@@ -11,6 +11,7 @@
 
 #include "collector/process_info.h"
 #include "collector/schema_fields.h"
+#include "inject/cupti/capture_window.h"
 #include "inject/nvtx/nvtx_record.h"
 #include "inject/nvtx/nvtx_registry.h"
 
@@ -192,6 +193,59 @@ size_t WideToUtf8(const wchar_t* w, char* out, size_t cap) {
   return n;
 }
 
+// --- capture windows (--capture-range=nvtx) -------------------------------------------------
+// Recording is off while no window is open, so the push/start hooks look at their range only when
+// a trigger is armed (a second relaxed load, after IsEnabled): the capture range's push/start opens
+// the window (and is recorded), its pop/end closes it.
+
+inline bool CaptureOpenArmed() { return (capture::NvtxTrigger() & capture::kNvtxOpenArmed) != 0; }
+inline bool CaptureCloseArmed() { return (capture::NvtxTrigger() & capture::kNvtxCloseArmed) != 0; }
+
+bool CaptureOpens(nvtxDomainHandle_t domain, const EventArgs& a, const nvtxEventAttributes_t* attr) {
+  const char* text = a.ascii;
+  if (text == nullptr && (a.flags & kFlagRegistered) && attr != nullptr && attr->message.registered != nullptr) {
+    text = reinterpret_cast<const RegisteredString*>(attr->message.registered)->text;
+  }
+  const char* domain_name = domain != nullptr ? static_cast<const Domain*>(static_cast<const void*>(domain))->name : nullptr;
+  return capture::NvtxRangeOpens(domain_name, text, a.wide);
+}
+
+// Push when recording, or when this push opens a capture window.
+int PushOrCapture(nvtxDomainHandle_t domain, EventArgs& a, const nvtxEventAttributes_t* attr) {
+  bool opened = false;
+  if (!On()) {
+    if (!CaptureOpens(domain, a, attr)) return NVTX_NO_PUSH_POP_TRACKING;
+    opened = true;
+  }
+  int depth = Push(a);
+  if (opened && depth >= 0) capture::NvtxRangeOpened(CurrentThreadTid(), a.domain_id, true, static_cast<uint64_t>(depth));
+  return depth;
+}
+
+int PopAndCapture(uint32_t domain_id) {
+  int depth = Pop(domain_id);
+  if (depth >= 0 && CaptureCloseArmed()) {
+    capture::NvtxRangeEnded(CurrentThreadTid(), domain_id, true, static_cast<uint64_t>(depth));
+  }
+  return depth;
+}
+
+nvtxRangeId_t StartOrCapture(nvtxDomainHandle_t domain, EventArgs& a, const nvtxEventAttributes_t* attr) {
+  bool opened = false;
+  if (!On()) {
+    if (!CaptureOpens(domain, a, attr)) return 0;
+    opened = true;
+  }
+  nvtxRangeId_t id = Start(a);
+  if (opened) capture::NvtxRangeOpened(0, a.domain_id, false, id);
+  return id;
+}
+
+void EndAndCapture(uint32_t domain_id, nvtxRangeId_t id) {
+  End(domain_id, id);
+  if (CaptureCloseArmed()) capture::NvtxRangeEnded(0, domain_id, false, id);
+}
+
 }  // namespace
 
 // --- CORE -------------------------------------------------------------------------------------
@@ -215,48 +269,48 @@ void HookMarkW(const wchar_t* message) {
   Mark(a);
 }
 nvtxRangeId_t HookRangeStartEx(const nvtxEventAttributes_t* attr) {
-  if (!On()) return 0;
+  if (!On() && !CaptureOpenArmed()) return 0;
   EventArgs a;
   FromAttributes(attr, &a);
-  return Start(a);
+  return StartOrCapture(nullptr, a, attr);
 }
 nvtxRangeId_t HookRangeStartA(const char* message) {
-  if (!On()) return 0;
+  if (!On() && !CaptureOpenArmed()) return 0;
   EventArgs a;
   a.ascii = message;
-  return Start(a);
+  return StartOrCapture(nullptr, a, nullptr);
 }
 nvtxRangeId_t HookRangeStartW(const wchar_t* message) {
-  if (!On()) return 0;
+  if (!On() && !CaptureOpenArmed()) return 0;
   EventArgs a;
   a.wide = message;
-  return Start(a);
+  return StartOrCapture(nullptr, a, nullptr);
 }
 void HookRangeEnd(nvtxRangeId_t id) {
   if (!On() || id == 0) return;
-  End(0, id);
+  EndAndCapture(0, id);
 }
 int HookRangePushEx(const nvtxEventAttributes_t* attr) {
-  if (!On()) return NVTX_NO_PUSH_POP_TRACKING;
+  if (!On() && !CaptureOpenArmed()) return NVTX_NO_PUSH_POP_TRACKING;
   EventArgs a;
   FromAttributes(attr, &a);
-  return Push(a);
+  return PushOrCapture(nullptr, a, attr);
 }
 int HookRangePushA(const char* message) {
-  if (!On()) return NVTX_NO_PUSH_POP_TRACKING;
+  if (!On() && !CaptureOpenArmed()) return NVTX_NO_PUSH_POP_TRACKING;
   EventArgs a;
   a.ascii = message;
-  return Push(a);
+  return PushOrCapture(nullptr, a, nullptr);
 }
 int HookRangePushW(const wchar_t* message) {
-  if (!On()) return NVTX_NO_PUSH_POP_TRACKING;
+  if (!On() && !CaptureOpenArmed()) return NVTX_NO_PUSH_POP_TRACKING;
   EventArgs a;
   a.wide = message;
-  return Push(a);
+  return PushOrCapture(nullptr, a, nullptr);
 }
 int HookRangePop() {
   if (!On()) return NVTX_NO_PUSH_POP_TRACKING;
-  return Pop(0);
+  return PopAndCapture(0);
 }
 void HookNameCategoryA(uint32_t category, const char* name) {
   if (!On()) return;
@@ -285,26 +339,26 @@ void HookDomainMarkEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* at
   Mark(a);
 }
 nvtxRangeId_t HookDomainRangeStartEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
-  if (!On()) return 0;
+  if (!On() && !CaptureOpenArmed()) return 0;
   EventArgs a;
   a.domain_id = DomainId(domain);
   FromAttributes(attr, &a);
-  return Start(a);
+  return StartOrCapture(domain, a, attr);
 }
 void HookDomainRangeEnd(nvtxDomainHandle_t domain, nvtxRangeId_t id) {
   if (!On() || id == 0) return;
-  End(DomainId(domain), id);
+  EndAndCapture(DomainId(domain), id);
 }
 int HookDomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
-  if (!On()) return NVTX_NO_PUSH_POP_TRACKING;
+  if (!On() && !CaptureOpenArmed()) return NVTX_NO_PUSH_POP_TRACKING;
   EventArgs a;
   a.domain_id = DomainId(domain);
   FromAttributes(attr, &a);
-  return Push(a);
+  return PushOrCapture(domain, a, attr);
 }
 int HookDomainRangePop(nvtxDomainHandle_t domain) {
   if (!On()) return NVTX_NO_PUSH_POP_TRACKING;
-  return Pop(DomainId(domain));
+  return PopAndCapture(DomainId(domain));
 }
 nvtxResourceHandle_t HookDomainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*) { return nullptr; }
 void HookDomainResourceDestroy(nvtxResourceHandle_t) {}

@@ -242,6 +242,10 @@ int RunProfile(const std::vector<std::string>& args) {
     std::cerr << "gtrace: " << st.message() << "\n";
     return 2;
   }
+  if (Status cs = CheckCaptureFlags(o.env); !cs.ok()) {
+    std::cerr << "gtrace: " << cs.message() << "\n";
+    return 2;
+  }
   if (command.empty()) {
     std::cerr << "gtrace: profile: no command given (usage: gtrace profile [options] [--] <command> [args...])\n";
     return 2;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "tools/export/nccl_export.h"
+#include "tools/export/cuda_export.h"
 #include "tools/export/nvtx_export.h"
 #include "tools/export/system_tables.h"
 #include "tools/nsys/nsys_schema.h"
@@ -25,6 +26,7 @@ std::vector<std::unique_ptr<ExportModule>> MakeModules() {
   std::vector<std::unique_ptr<ExportModule>> modules;
   modules.push_back(MakeNvtxExport());
   // CUDA modules:
+  modules.push_back(MakeCudaExport());
 
   // NCCL modules:
   modules.push_back(MakeNcclExport());

@@ -1,0 +1,457 @@
+// CuptiTracer: set-up, capture-window switching, the drain-thread emitter, exit and fork.
+//
+// Lock order: the tracer holds no lock of its own. `applying_` is a try-flag (a thread that finds it
+// taken leaves the work to its holder, which re-reads the window before letting go), so no gtrace
+// lock is ever held across a CUPTI call. The capture window's mutex is released before the window
+// hook (Reconcile) runs.
+#include "inject/cupti/cupti_tracer.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "collector/clock.h"
+#include "collector/schema_fields.h"
+#include "collector/session.h"
+#include "inject/cupti/capture_window.h"
+#include "inject/cupti/cuda_fields.h"
+#include "inject/cupti/cuda_record.h"
+#include "inject/cupti/cupti_callbacks.h"
+
+namespace gt::cupti {
+
+std::atomic<uint32_t> g_tracer_state{static_cast<uint32_t>(TracerState::kUninitialized)};
+
+namespace {
+
+std::atomic<CuptiTracer*> g_tracer{nullptr};
+
+constexpr uint64_t kMinBufferBytes = 64u << 10;
+constexpr uint64_t kMaxBufferBytes = 8u << 20;
+
+void SetState(TracerState s) { g_tracer_state.store(static_cast<uint32_t>(s), std::memory_order_release); }
+TracerState GetState() { return static_cast<TracerState>(g_tracer_state.load(std::memory_order_acquire)); }
+
+const char* KindName(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return "MEMCPY2";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
+    case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return "CUDA_EVENT";
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return "GRAPH_TRACE";
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return "MEMORY2";
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return "MEMORY_POOL";
+    case CUPTI_ACTIVITY_KIND_DEVICE: return "DEVICE";
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return "CONTEXT";
+    case CUPTI_ACTIVITY_KIND_STREAM: return "STREAM";
+    default: return "OTHER";
+  }
+}
+
+// Kinds that describe the machine (devices, contexts, streams): recorded from the start, whatever
+// the window, so the TARGET_INFO tables are complete. They cost nothing per API call.
+constexpr CUpti_ActivityKind kAlwaysKinds[] = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT,
+                                               CUPTI_ACTIVITY_KIND_STREAM};
+
+void ReconcileHook() {
+  if (CuptiTracer* t = CuptiTracer::Instance()) t->Reconcile();
+}
+void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
+  if (CuptiTracer* t = CuptiTracer::Instance()) t->Emit(chunk, session_id);
+}
+void ExitHook() {
+  if (CuptiTracer* t = CuptiTracer::Instance()) t->OnProcessExit();
+}
+void ForkChildHook() {
+  if (CuptiTracer* t = CuptiTracer::Instance()) t->OnForkChild();
+}
+
+// GTRACE_CUDA_* options; a bad value keeps the default and is reported.
+TracerOptions ReadOptions(std::string* warnings) {
+  TracerOptions o;
+  if (const char* v = getenv("GTRACE_CUDA_GRAPH_TRACE"); v != nullptr) {
+    if (strcmp(v, "node") == 0) {
+      o.graph_nodes = true;
+    } else if (strcmp(v, "graph") != 0) {
+      *warnings += std::string(warnings->empty() ? "" : "; ") + "GTRACE_CUDA_GRAPH_TRACE='" + v +
+                   "' is not graph or node; using graph";
+    }
+  }
+  if (const char* v = getenv("GTRACE_CUDA_MEMORY_USAGE"); v != nullptr && !ParseBool(v, &o.memory_usage)) {
+    *warnings += std::string(warnings->empty() ? "" : "; ") + "GTRACE_CUDA_MEMORY_USAGE='" + v +
+                 "' is not a boolean; using false";
+  }
+  if (const char* v = getenv("GTRACE_CUDA_BUFFER_MB"); v != nullptr) {
+    uint64_t mb = 0;
+    if (ParseUint64(v, &mb) && mb >= 1 && mb <= 4096) {
+      o.pool_bytes = mb << 20;
+    } else {
+      *warnings += std::string(warnings->empty() ? "" : "; ") + "GTRACE_CUDA_BUFFER_MB='" + v +
+                   "' is not a whole number in [1, 4096]; using 64";
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+CuptiTracer* CuptiTracer::Instance() { return g_tracer.load(std::memory_order_acquire); }
+
+int CuptiTracer::InitializeInjection() {
+  uint32_t expected = static_cast<uint32_t>(TracerState::kUninitialized);
+  // Once per process image: a second call (another cuInit path, a child forked after set-up) is a no-op.
+  if (!g_tracer_state.compare_exchange_strong(expected, static_cast<uint32_t>(TracerState::kStarting))) return 1;
+  capture::RegisterWithCollector();
+  if (!EnsureSession(kSourceCuda)) {
+    SetState(TracerState::kOff);  // CUDA not traced (or no session): never load CUPTI
+    return 1;
+  }
+  capture::RegisterWithCollector();  // adopts a session another module started first
+  auto* t = new CuptiTracer();
+  g_tracer.store(t, std::memory_order_release);
+  t->Start();
+  return 1;
+}
+
+bool CuptiTracer::Fail(const std::string& why) {
+  if (subscriber_ != nullptr && api_.Unsubscribe != nullptr) {
+    api_.Unsubscribe(subscriber_);  // no gtrace lock held
+    subscriber_ = nullptr;
+  }
+  SetState(TracerState::kOff);
+  std::string note = capture::UsesCudaProfilerApi() ? "; --capture-range=cudaProfilerApi cannot open a window" : "";
+  ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
+                   "CUDA tracing off: " + why + note + "; NVTX and the rest keep working");
+  return false;
+}
+
+bool CuptiTracer::Subscribe() {
+  CUptiResult r;
+  char holder[256] = {};
+  if (api_.Subscribe_v2 != nullptr) {
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "gtrace";
+    params.oldSubscriberName = holder;
+    params.oldSubscriberSize = sizeof(holder);
+    r = api_.Subscribe_v2(&subscriber_, &OnCallback, nullptr, &params);
+  } else {
+    r = api_.Subscribe(&subscriber_, &OnCallback, nullptr);
+  }
+  if (r == CUPTI_SUCCESS) return true;
+  subscriber_ = nullptr;
+  char scratch[32];
+  std::string name = api_.ResultName(r, scratch, sizeof(scratch));
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    holder[sizeof(holder) - 1] = '\0';
+    return Fail(std::string("another CUPTI client already holds the subscription (") +
+                (holder[0] != '\0' ? holder : "unnamed: torch.profiler, nsys, ncu, a debugger, ...") + ")");
+  }
+  if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) {
+    return Fail("cuptiSubscribe failed with " + name + " (no usable NVIDIA driver?)");
+  }
+  return Fail("cuptiSubscribe failed with " + name);
+}
+
+void CuptiTracer::SetUpClock() {
+  // One clock for CUPTI, NVTX and NCCL: CUPTI asks gtrace for every timestamp. Registered once,
+  // before any activity kind is enabled.
+  if (api_.ActivityRegisterTimestampCallback != nullptr &&
+      api_.ActivityRegisterTimestampCallback(&TimestampNs) == CUPTI_SUCCESS) {
+    clock_callback_ = true;
+    return;
+  }
+  // Fallback: CUPTI's own clock, mapped by the offset measured now (tightest of a few brackets).
+  uint64_t best_width = UINT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    uint64_t a = NowNs(), c = 0;
+    if (api_.GetTimestamp(&c) != CUPTI_SUCCESS) break;
+    uint64_t b = NowNs();
+    if (b - a < best_width) {
+      best_width = b - a;
+      clock_offset_ns_ = static_cast<int64_t>(c) - static_cast<int64_t>(a + (b - a) / 2);
+    }
+  }
+  clock_callback_ = false;
+}
+
+bool CuptiTracer::Start() {
+  pid_ = static_cast<uint32_t>(getpid());
+  std::string warnings;
+  options_ = ReadOptions(&warnings);
+  if (!warnings.empty()) ReportDiagnostic(field::enums::kSeverityWarning, "cupti", warnings);
+  if (const Config* c = SessionConfig()) flush_interval_ns_ = uint64_t{c->flush_interval_ms} * 1000000ull;
+  last_flush_ns_ = NowNs();  // first periodic flush one interval from now
+
+  std::string error;
+  if (!LoadCupti(&api_, &error)) return Fail(error);
+  uint64_t buffer_bytes = options_.pool_bytes / 16;
+  if (buffer_bytes < kMinBufferBytes) buffer_bytes = kMinBufferBytes;
+  if (buffer_bytes > kMaxBufferBytes) buffer_bytes = kMaxBufferBytes;
+  buffer_bytes &= ~uint64_t{7};
+  uint64_t count = options_.pool_bytes / buffer_bytes;
+  if (count > CuptiBufferPool::kMaxBuffers) count = CuptiBufferPool::kMaxBuffers;
+  if (count < 2) count = 2;
+  if (!pool_.Init(buffer_bytes, static_cast<uint32_t>(count))) {
+    return Fail("cannot reserve " + std::to_string(buffer_bytes * count >> 20) + " MiB for CUPTI buffers");
+  }
+  if (!Subscribe()) return false;
+  char scratch[32];
+  CUptiResult r = api_.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (r != CUPTI_SUCCESS) {
+    return Fail(std::string("cuptiSetThreadIdType(SYSTEM) failed with ") + api_.ResultName(r, scratch, sizeof(scratch)));
+  }
+  SetUpClock();
+  decoder_.SetClock(clock_callback_, clock_offset_ns_);
+  r = api_.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
+  if (r != CUPTI_SUCCESS) {
+    return Fail(std::string("cuptiActivityRegisterCallbacks failed with ") + api_.ResultName(r, scratch, sizeof(scratch)));
+  }
+  for (size_t i = 0; i < sizeof(kAlwaysKinds) / sizeof(kAlwaysKinds[0]); ++i) {
+    r = api_.ActivityEnable(kAlwaysKinds[i]);
+    if (r != CUPTI_SUCCESS) {
+      for (size_t j = 0; j < i; ++j) api_.ActivityDisable(kAlwaysKinds[j]);  // leave CUPTI as we found it
+      return Fail(std::string("cuptiActivityEnable(") + KindName(kAlwaysKinds[i]) + ") failed with " +
+                  api_.ResultName(r, scratch, sizeof(scratch)));
+    }
+  }
+  // Kinds switched with the capture window. Never the serialising KERNEL kind.
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUPTI_ACTIVITY_KIND_OVERHEAD}) {
+    window_kinds_[window_kind_count_++] = kind;
+  }
+  if (!options_.graph_nodes) window_kinds_[window_kind_count_++] = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  if (options_.memory_usage) {
+    window_kinds_[window_kind_count_++] = CUPTI_ACTIVITY_KIND_MEMORY2;
+    window_kinds_[window_kind_count_++] = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+  }
+  for (const CallbackId& c : kLifetimeCallbacks) api_.EnableCallback(1, subscriber_, c.domain, c.cbid);
+  if (capture::UsesCudaProfilerApi()) {
+    for (const CallbackId& c : kProfilerApiCallbacks) api_.EnableCallback(1, subscriber_, c.domain, c.cbid);
+  }
+  RegisterRecordDecoder(kRecordCudaApi, &DecodeCudaRecord);
+  RegisterEmitter(&EmitHook);
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, [] {
+    atexit(&ExitHook);  // runs before the CUDA runtime's own exit teardown (registered earlier)
+    pthread_atfork(nullptr, nullptr, &ForkChildHook);
+  });
+  SetState(TracerState::kActive);
+  capture::SetCudaWindowHook(&ReconcileHook);
+  Reconcile();
+  return true;
+}
+
+void CuptiTracer::EnableKind(CUpti_ActivityKind kind, bool on) {
+  CUptiResult r = on ? api_.ActivityEnable(kind) : api_.ActivityDisable(kind);
+  if (r != CUPTI_SUCCESS && on) {
+    for (int i = 0; i < window_kind_count_; ++i) {
+      if (window_kinds_[i] != kind || (kind_failures_ & (1u << i))) continue;
+      kind_failures_ |= 1u << i;
+      char scratch[32];
+      ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
+                       std::string("cuptiActivityEnable(") + KindName(kind) + ") failed with " +
+                           api_.ResultName(r, scratch, sizeof(scratch)) + "; those records are missing");
+    }
+  }
+}
+
+void CuptiTracer::EnableWindowCallbacks(bool on) {
+  for (const CallbackId& c : kWindowCallbacks) api_.EnableCallback(on ? 1 : 0, subscriber_, c.domain, c.cbid);
+}
+
+void CuptiTracer::ApplyWindow(bool open) {
+  if (open) {
+    for (int i = 0; i < window_kind_count_; ++i) EnableKind(window_kinds_[i], true);
+    EnableWindowCallbacks(true);
+  } else {
+    EnableWindowCallbacks(false);
+    for (int i = 0; i < window_kind_count_; ++i) EnableKind(window_kinds_[i], false);
+    // Records of the window still in CUPTI's buffers: the drain thread flushes them next cycle.
+    flush_requested_.store(true, std::memory_order_release);
+    if (capture::CaptureFinished()) {
+      for (const CallbackId& c : kProfilerApiCallbacks) api_.EnableCallback(0, subscriber_, c.domain, c.cbid);
+    }
+  }
+}
+
+void CuptiTracer::Reconcile() {
+  while (true) {
+    bool expected = false;
+    if (!applying_.compare_exchange_strong(expected, true, std::memory_order_acquire)) return;  // the holder re-checks
+    bool want = capture::WindowOpen() && TracerActive() && !final_requested_.load(std::memory_order_acquire);
+    if (want != applied_open_ && TracerActive()) {
+      ApplyWindow(want);
+      applied_open_ = want;
+    }
+    applying_.store(false, std::memory_order_release);
+    bool again = capture::WindowOpen() && TracerActive() && !final_requested_.load(std::memory_order_acquire);
+    if (again == applied_open_ || !TracerActive()) return;
+  }
+}
+
+void CuptiTracer::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;  // as many as fit
+  // Buffers only while tracing (or flushing at exit); otherwise CUPTI drops whatever it still makes.
+  TracerState state = GetState();
+  uint8_t* b = state == TracerState::kActive || state == TracerState::kStopped ? pool_.Acquire() : nullptr;
+  *buffer = b;
+  *size = b != nullptr ? pool_.buffer_bytes() : 0;
+}
+
+void CuptiTracer::OnBufferCompleted(uint8_t* buffer, size_t valid_bytes) {
+  if (GetState() == TracerState::kInert) return;
+  pool_.Complete(buffer, valid_bytes);
+}
+
+void CuptiTracer::OnGraphLaunch(uint32_t correlation_id, const void* graph_exec) {
+  uint32_t exec_id = 0;
+  if (api_.GetGraphExecId != nullptr) {
+    api_.GetGraphExecId(static_cast<CUgraphExec>(const_cast<void*>(graph_exec)), &exec_id);
+  }
+  WriteCudaRecord(kCudaRecordGraphLaunch, correlation_id, exec_id);
+}
+
+void CuptiTracer::OnGraphResource(uint32_t cbid, const void* data) {
+  const auto* rd = static_cast<const CUpti_ResourceData*>(data);
+  const auto* gd = static_cast<const CUpti_GraphData*>(rd->resourceDescriptor);
+  if (gd == nullptr || api_.GetGraphId == nullptr) return;
+  uint32_t graph_id = 0, other = 0;
+  if (gd->graph != nullptr) api_.GetGraphId(gd->graph, &graph_id);
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPH_CREATED) {
+    WriteCudaRecord(kCudaRecordGraphCreated, graph_id, 0);
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPH_CLONED) {
+    if (gd->originalGraph != nullptr) api_.GetGraphId(gd->originalGraph, &other);
+    WriteCudaRecord(kCudaRecordGraphCloned, graph_id, other);
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED) {
+    if (gd->graphExec != nullptr && api_.GetGraphExecId != nullptr) api_.GetGraphExecId(gd->graphExec, &other);
+    WriteCudaRecord(kCudaRecordGraphExecCreated, graph_id, other);
+  }
+}
+
+void CuptiTracer::FlushBeforeTeardown() {
+  // Slow path: the context's records must leave CUPTI before it goes away. This thread did GPU
+  // work (it is tearing a context down), and no gtrace lock is held.
+  if (!TracerActive() || static_cast<uint32_t>(getpid()) != pid_) return;
+  api_.ActivityFlushAll(0);
+}
+
+void CuptiTracer::OnFatalError() {
+  // CUPTI finalizes itself after a fatal error. Only note it here; the drain thread reports it.
+  fatal_error_.store(true, std::memory_order_release);
+  SetState(TracerState::kOff);
+}
+
+void CuptiTracer::WriteTraceInfo(ChunkBuilder* chunk) {
+  namespace f = field::cuda_trace_info;
+  ProtoWriter& w = chunk->body();
+  w.BeginNested(field::chunk::kCudaTraceInfo);
+  w.String(f::kCuptiPath, api_.path);
+  w.Varint(f::kCuptiApiVersion, api_.api_version);
+  if (options_.graph_nodes) w.Bool(f::kGraphTraceNodes, true);
+  if (options_.memory_usage) w.Bool(f::kMemoryUsage, true);
+  if (clock_callback_) w.Bool(f::kClockCallback, true);
+  if (clock_offset_ns_ != 0) w.Int(f::kCuptiClockOffsetNs, clock_offset_ns_);
+  w.Varint(f::kBufferSizeBytes, pool_.buffer_bytes());
+  w.Varint(f::kBufferCount, pool_.count());
+  for (int i = 0; i < window_kind_count_; ++i) w.String(f::kActivityKinds, KindName(window_kinds_[i]));
+  w.String(f::kCuptiPathSource, api_.path_source);
+  w.EndNested();
+  // Separate chunk: Chunk.cuda_trace_info is singular.
+  chunk->End();
+  chunk->Begin(0, 0, 0);
+}
+
+void CuptiTracer::ReportDrops(ChunkBuilder* chunk, uint64_t now_ns) {
+  size_t dropped = 0;
+  // Global queue; no gtrace lock held (kineto#1347: never under a lock).
+  if (api_.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    ProtoWriter& w = chunk->body();
+    w.BeginNested(field::chunk::kDrops);
+    w.Varint(field::drop_report::kSource, field::enums::kDropCupti);
+    w.Varint(field::drop_report::kDroppedRecords, dropped);
+    w.Varint(field::drop_report::kTsNs, now_ns);
+    w.EndNested();
+  }
+}
+
+void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
+  TracerState state = GetState();
+  if (state == TracerState::kInert || state == TracerState::kUninitialized || state == TracerState::kStarting) return;
+  if (static_cast<uint32_t>(getpid()) != pid_) return;  // never touch CUPTI outside the process that set it up
+  decoder_.BeginSession(session_id);
+  if (info_session_ != session_id && (state == TracerState::kActive || state == TracerState::kStopped)) {
+    WriteTraceInfo(chunk);
+    info_session_ = session_id;
+  }
+  uint64_t now = NowNs();
+  bool final = false;
+  bool flushed = false;
+  if (state == TracerState::kActive) {
+    final = final_requested_.load(std::memory_order_acquire);
+    if (final) {
+      // Exit: stop new records, then hand over everything, incomplete records included.
+      EnableWindowCallbacks(false);
+      for (int i = 0; i < window_kind_count_; ++i) EnableKind(window_kinds_[i], false);
+      api_.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      flushed = true;
+    } else if (flush_requested_.exchange(false, std::memory_order_acq_rel) || now - last_flush_ns_ >= flush_interval_ns_) {
+      api_.ActivityFlushAll(0);
+      last_flush_ns_ = now;
+      flushed = true;
+    }
+  }
+  size_t valid = 0;
+  while (uint8_t* buffer = pool_.NextCompleted(&valid)) {
+    decoder_.DecodeBuffer(buffer, valid, chunk);
+    pool_.Release(buffer);
+  }
+  if (flushed) ReportDrops(chunk, now);  // once per flush: CUPTI calls stay rare on this thread
+  decoder_.EmitPending(chunk, now);
+  uint64_t declined = pool_.declined();
+  if (declined != declined_reported_) {
+    if (declined_reported_ == 0) {  // one line for the user; the counts go to the stream
+      PrintLine("CUPTI buffer pool exhausted: all " + std::to_string(pool_.count()) + " buffers of " +
+                std::to_string(pool_.buffer_bytes() >> 10) +
+                " KiB in use; CUPTI drops records until buffers come back (raise GTRACE_CUDA_BUFFER_MB)");
+    }
+    ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
+                     std::to_string(declined - declined_reported_) +
+                         " CUPTI buffer requests declined (pool exhausted); CUPTI counts the records it dropped",
+                     /*print=*/false);
+    declined_reported_ = declined;
+  }
+  if (fatal_error_.exchange(false, std::memory_order_acq_rel)) {
+    ReportDiagnostic(field::enums::kSeverityError, "cupti",
+                     "CUPTI reported a fatal error and stopped; CUDA tracing off, NVTX and the rest keep working");
+  }
+  if (final) {
+    SetState(TracerState::kStopped);
+    final_requested_.store(false, std::memory_order_release);
+  }
+}
+
+void CuptiTracer::OnProcessExit() {
+  if (GetState() != TracerState::kActive || static_cast<uint32_t>(getpid()) != pid_) return;
+  // The drain thread makes the final forced flush (all CUPTI flushes happen there); bounded wait.
+  final_requested_.store(true, std::memory_order_release);
+  RequestFlush(/*wait=*/true, 3000);
+  // Whatever happened, no CUPTI call after this point: CUDA's own teardown comes next.
+  SetState(TracerState::kStopped);
+}
+
+void CuptiTracer::OnForkChild() {
+  TracerState s = GetState();
+  if (s == TracerState::kActive || s == TracerState::kStopped || s == TracerState::kOff) SetState(TracerState::kInert);
+}
+
+}  // namespace gt::cupti

@@ -1,0 +1,118 @@
+// CuptiTracer: CUDA tracing of one process through CUPTI. Created by InitializeInjection (the CUDA
+// driver calls it inside the first cuInit when CUDA_INJECTION64_PATH names libgtrace.so; the preload
+// constructor sets that variable), it loads libcupti (never linked), subscribes, hands CUPTI
+// buffers from a bounded pool, switches activity kinds with the capture window, and decodes
+// completed buffers on the drain thread.
+//
+// Threads:
+//   - Start: the application thread inside cuInit (once per process image).
+//   - CUPTI callbacks (cupti_callbacks.cc): application threads and CUPTI's worker. The hot ones
+//     (graph launches, graph creation) read one relaxed atomic and write a fixed-size ring record;
+//     the buffer callbacks only touch the lock-free pool.
+//   - Reconcile (window changes): whichever thread changed the window; serialised by a try-flag,
+//     never by a lock held across CUPTI calls.
+//   - Emit: the drain thread (flushes, decodes, drop counts, diagnostics).
+//   - OnProcessExit: the exiting thread (atexit; asks the drain thread for the final forced flush
+//     and waits a bounded time). OnForkChild: the forking thread in the child (CUPTI becomes inert:
+//     no flush or other CUPTI call ever happens there — CUPTI's worker thread does not exist).
+// Owned by nobody: allocated once and never freed (CUPTI may call back until the process ends).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "collector/chunk_builder.h"
+#include "inject/cupti/activity_decoder.h"
+#include "inject/cupti/buffer_pool.h"
+#include "inject/cupti/cupti_api.h"
+
+namespace gt::cupti {
+
+enum class TracerState : uint32_t {
+  kUninitialized = 0,
+  kStarting = 1,
+  kActive = 2,    // subscribed; CUPTI calls allowed
+  kOff = 3,       // failed or switched off: no CUPTI calls
+  kStopped = 4,   // final flush done at exit: no CUPTI calls
+  kInert = 5,     // forked child of an active parent: never touch CUPTI
+};
+
+// State read by the CUPTI callbacks' hot path (relaxed).
+extern std::atomic<uint32_t> g_tracer_state;
+inline bool TracerActive() {
+  return g_tracer_state.load(std::memory_order_relaxed) == static_cast<uint32_t>(TracerState::kActive);
+}
+
+struct TracerOptions {
+  bool graph_nodes = false;   // GTRACE_CUDA_GRAPH_TRACE=node
+  bool memory_usage = false;  // GTRACE_CUDA_MEMORY_USAGE
+  uint64_t pool_bytes = 64ull << 20;  // GTRACE_CUDA_BUFFER_MB
+};
+
+class CuptiTracer {
+ public:
+  CuptiTracer() = default;
+  CuptiTracer(const CuptiTracer&) = delete;
+  CuptiTracer& operator=(const CuptiTracer&) = delete;
+
+  // The tracer of this process (nullptr before InitializeInjection ran).
+  static CuptiTracer* Instance();
+  // InitializeInjection's work; always returns 1 (a failure switches CUDA tracing off, reported
+  // with one `gtrace:` line, and never fails cuInit).
+  static int InitializeInjection();
+
+  // CUPTI buffer callbacks (any thread).
+  void OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  void OnBufferCompleted(uint8_t* buffer, size_t valid_bytes);
+  // API/resource callbacks that need the tracer (slow paths).
+  void OnGraphLaunch(uint32_t correlation_id, const void* graph_exec);
+  void OnGraphResource(uint32_t cbid, const void* resource_data);
+  void FlushBeforeTeardown();  // cudaDeviceReset / cuCtxDestroy entry
+  void OnFatalError();         // CUPTI state callback: CUPTI finalized itself
+
+  // Capture window changed (capture::SetCudaWindowHook).
+  void Reconcile();
+  // Drain thread.
+  void Emit(ChunkBuilder* chunk, uint64_t session_id);
+  // atexit (exiting thread) / pthread_atfork child.
+  void OnProcessExit();
+  void OnForkChild();
+
+  const CuptiApi& api() const { return api_; }
+
+ private:
+  bool Start();
+  bool Fail(const std::string& why);
+  bool Subscribe();
+  void SetUpClock();
+  void EnableKind(CUpti_ActivityKind kind, bool on);
+  void EnableWindowCallbacks(bool on);
+  void ApplyWindow(bool open);
+  void WriteTraceInfo(ChunkBuilder* chunk);
+  void ReportDrops(ChunkBuilder* chunk, uint64_t now_ns);
+
+  CuptiApi api_;
+  TracerOptions options_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  CuptiBufferPool pool_;
+  ActivityDecoder decoder_{&api_};
+  uint32_t pid_ = 0;
+  bool clock_callback_ = false;
+  int64_t clock_offset_ns_ = 0;
+  CUpti_ActivityKind window_kinds_[16] = {};
+  int window_kind_count_ = 0;
+  uint32_t kind_failures_ = 0;  // bit per window kind index whose enable failed (reported once)
+
+  std::atomic<bool> applying_{false};
+  bool applied_open_ = false;  // written only by the thread holding applying_
+  std::atomic<bool> flush_requested_{false};
+  std::atomic<bool> final_requested_{false};
+  std::atomic<bool> fatal_error_{false};
+  uint64_t last_flush_ns_ = 0;      // drain thread
+  uint64_t flush_interval_ns_ = 500000000ull;
+  uint64_t info_session_ = 0;       // drain thread: session that got CudaTraceInfo
+  uint64_t declined_reported_ = 0;  // drain thread
+};
+
+}  // namespace gt::cupti

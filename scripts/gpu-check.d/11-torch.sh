@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# 11-torch: PyTorch under LD_PRELOAD=libgtrace.so. The same training steps (samples/cuda/torch_steps.py)
+# run twice, in separate processes (CUPTI has one subscriber): once under gtrace with a
+# cudaProfilerStart/Stop window around the measured steps, once inside torch.profiler. The kernel
+# count and the multiset of kernel names (demangled, as both tools print them) must be equal. Also:
+# torch.profiler inside a gtrace process must not break the application.
+set -u
+name=11-torch
+res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
+
+if ! command -v nvidia-smi >/dev/null 2>&1; then res SKIP all "no NVIDIA driver"; exit 0; fi
+py=$(command -v python3 || true)
+if [ -z "$py" ] || ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  res SKIP all "no PyTorch with CUDA here"
+  exit 0
+fi
+work="$GT_WORK/11-torch"
+rm -rf "$work" && mkdir -p "$work"
+script="$GT_SRC/samples/cuda/torch_steps.py"
+gtrace="$GT_BUILD/bin/gtrace"
+lib="$GT_BUILD/lib/libgtrace.so"
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+echo "torch $("$py" -c 'import torch; print(torch.__version__, torch.version.cuda)')"
+
+# 1. torch.profiler (no gtrace).
+if ! timeout 600 "$py" "$script" --mode torch --out "$work/torch.json" >"$work/torch.out" 2>&1; then
+  res FAIL torch-profiler "torch_steps --mode torch failed: $(tail -3 "$work/torch.out" | tr '\n' ' ')"
+  exit 1
+fi
+
+# 2. gtrace, LD_PRELOAD only, window = the measured steps.
+if ! GTRACE_OUTPUT="$work/g-%p" GTRACE_CAPTURE_RANGE=cudaProfilerApi LD_PRELOAD="$lib" \
+     timeout 600 "$py" "$script" --mode gtrace >"$work/gtrace.out" 2>"$work/gtrace.err"; then
+  res FAIL gtrace-run "torch_steps under gtrace failed: $(tail -3 "$work/gtrace.err" | tr '\n' ' ')"
+  exit 1
+fi
+if grep '^gtrace:' "$work/gtrace.err" | grep -q .; then
+  res FAIL gtrace-run "gtrace complained: $(grep '^gtrace:' "$work/gtrace.err" | head -3 | tr '\n' ' ')"
+fi
+streams=$(ls "$work"/g-*.gtrace 2>/dev/null)
+if [ -z "$streams" ] || ! "$gtrace" export -o "$work/gtrace.sqlite" $streams >"$work/export.out" 2>&1; then
+  res FAIL gtrace-export "no stream or export failed: $(tail -3 "$work/export.out" | tr '\n' ' ')"
+  exit 1
+fi
+
+"$py" - "$work/gtrace.sqlite" "$work/torch.json" <<'PY' | tee "$work/compare.txt"
+import collections, json, sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+ours = [r[0] for r in db.execute(
+    "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName ORDER BY k.start")]
+theirs = json.load(open(sys.argv[2]))["kernels"]
+a, b = collections.Counter(ours), collections.Counter(theirs)
+ok = len(ours) == len(theirs) and a == b
+print(f"{'PASS' if len(ours) == len(theirs) else 'FAIL'} count: gtrace {len(ours)}, torch.profiler {len(theirs)}")
+print(f"{'PASS' if a == b else 'FAIL'} names: {len(a)} distinct")
+for name in sorted(set(a) | set(b)):
+    if a[name] != b[name]:
+        print(f"  differs: gtrace {a[name]} torch {b[name]}  {name[:160]}")
+orphans = db.execute(
+    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+    "WHERE r.correlationId = k.correlationId AND k.globalPid = (r.globalTid & 0xFFFFFFFFFF000000))").fetchone()[0]
+print(f"{'PASS' if orphans == 0 else 'FAIL'} correlation: {orphans} kernels without their launch call")
+sys.exit(0 if ok and orphans == 0 and len(ours) > 0 else 1)
+PY
+if [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  res PASS kernels-match-torch-profiler "$(head -2 "$work/compare.txt" | sed 's/^PASS //' | tr '\n' ';')"
+else
+  res FAIL kernels-match-torch-profiler "$(grep -E '^FAIL|differs' "$work/compare.txt" | head -5 | tr '\n' ';')"
+fi
+
+# 3. torch.profiler inside a gtrace process: whoever subscribes second gives way; the app must not care.
+if GTRACE_OUTPUT="$work/b-%p" LD_PRELOAD="$lib" timeout 600 "$py" "$script" --mode both --out "$work/both.json" \
+     >"$work/both.out" 2>"$work/both.err" && grep -q '^ok$' "$work/both.out"; then
+  res PASS coexistence "application unaffected; gtrace said: $(grep '^gtrace:' "$work/both.err" | head -1)"
+else
+  res FAIL coexistence "torch.profiler inside gtrace broke the app: $(tail -3 "$work/both.err" | tr '\n' ' ')"
+fi
+exit 0

@@ -1,0 +1,122 @@
+// Kernel names (demangled, short) and CUPTI -> nsys enum translations of the CUDA exporter; the
+// export field map covers every field of cuda.proto.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "gtrace.pb.h"
+#include "tests/common/test_util.h"
+#include "tools/export/cuda_field_map.h"
+#include "tools/export/cuda_names.h"
+
+namespace gt::exporter {
+namespace {
+
+TEST(KernelNames, DemanglesCppAndKeepsCNames) {
+  KernelNames a = MakeKernelNames("_Z7add_onePKfPfi");
+  EXPECT_EQ(a.mangled, "_Z7add_onePKfPfi");
+  EXPECT_EQ(a.demangled, "add_one(float const*, float*, int)");
+  EXPECT_EQ(a.short_name, "add_one");
+  KernelNames c = MakeKernelNames("matmul_kernel");
+  EXPECT_EQ(c.mangled, "matmul_kernel");
+  EXPECT_EQ(c.demangled, "matmul_kernel");
+  EXPECT_EQ(c.short_name, "matmul_kernel");
+  KernelNames t = MakeKernelNames(
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_");
+  EXPECT_EQ(t.demangled,
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> "
+            ">(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)");
+  EXPECT_EQ(t.short_name, "vectorized_elementwise_kernel");
+  // A name that looks mangled but is not stays as it is.
+  EXPECT_EQ(MakeKernelNames("_Zbogus").demangled, "_Zbogus");
+}
+
+TEST(KernelNames, ShortNameDropsReturnTypeScopeTemplatesAndParameters) {
+  EXPECT_EQ(ShortKernelName("add_one(const float *, float *, int)"), "add_one");
+  EXPECT_EQ(ShortKernelName("void ns::inner::scale<float, (int)4>(float *, int)"), "scale");
+  EXPECT_EQ(ShortKernelName("void at::native::(anonymous namespace)::kern<int>(int)"), "kern");
+  EXPECT_EQ(ShortKernelName("void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<float, "
+                            "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator "
+                            "()(at::TensorIterator &)::[lambda(float, float) (instance 1)]>, unsigned int, float, "
+                            "(int)4>>(T3)"),
+            "reduce_kernel");
+  EXPECT_EQ(ShortKernelName("ns::Foo<int>::bar(int) const"), "bar");
+  EXPECT_EQ(ShortKernelName("plain"), "plain");
+}
+
+// nsys's own demangled names in the real exports -> the shortName nsys stored.
+TEST(KernelNames, ShortNamesMatchRealNsysExports) {
+  std::string dir = test::ReferenceDir();
+  if (dir.empty()) GTEST_SKIP() << "no ../shared/reference";
+  int checked = 0;
+  for (const char* file : {"flameox-nsys-2025.5.2.sqlite", "nsysai-mock-nsys-2026.1.1.sqlite"}) {
+    test::Db db(dir + "/" + file);
+    if (!db.ok()) continue;
+    for (const std::string& row :
+         db.Rows("SELECT d.value || char(1) || s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON "
+                 "d.id = k.demangledName JOIN StringIds s ON s.id = k.shortName")) {
+      size_t sep = row.find('\x01');
+      ASSERT_NE(sep, std::string::npos) << row;
+      EXPECT_EQ(ShortKernelName(row.substr(0, sep)), row.substr(sep + 1)) << row.substr(0, sep);
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "reference exports absent";
+  EXPECT_EQ(checked, 5);
+}
+
+TEST(CudaEnums, MemoryKindsFollowNsysNumbering) {
+  EXPECT_EQ(NsysMemKind(0), 7);  // unknown
+  EXPECT_EQ(NsysMemKind(1), 0);  // pageable
+  EXPECT_EQ(NsysMemKind(2), 1);  // pinned
+  EXPECT_EQ(NsysMemKind(3), 2);  // device
+  EXPECT_EQ(NsysMemKind(7), 6);  // managed static
+  EXPECT_EQ(NsysMemKind(99), 7);
+  EXPECT_EQ(NsysLaunchType(0), 1);  // regular
+  EXPECT_EQ(NsysLaunchType(2), 3);  // cooperative multi-device
+  EXPECT_EQ(NsysMemoryOperation(1), 0);
+  EXPECT_EQ(NsysMemoryOperation(2), 1);
+}
+
+TEST(CudaEnums, OverheadKindsMapByName) {
+  EXPECT_EQ(NsysOverhead(4u << 16).type, 6);
+  EXPECT_STREQ(NsysOverhead(4u << 16).name, "Runtime Triggered Module Loading");
+  EXPECT_EQ(NsysOverhead(5u << 16).type, 7);
+  EXPECT_STREQ(NsysOverhead(5u << 16).name, "Lazy Function Loading");
+  EXPECT_EQ(NsysOverhead(1).type, 2);
+  EXPECT_EQ(NsysOverhead(1u << 16).type, 3);
+  EXPECT_EQ(NsysOverhead(2u << 16).type, 4);
+  EXPECT_EQ(NsysOverhead(3u << 16).type, 5);
+  EXPECT_EQ(NsysOverhead(6u << 16).type, 8);
+  EXPECT_EQ(NsysOverhead(8u << 16).type, 1);
+  EXPECT_EQ(NsysOverhead(0).type, 1);
+}
+
+TEST(CudaEnums, UuidText) {
+  std::string bytes = "\xb1\x5c\x2a\x57\x42\xed\x1d\x24\x2c\x84\x06\x70\x81\x69\x86\x45";
+  EXPECT_EQ(FormatUuid(bytes), "b15c2a57-42ed-1d24-2c84-067081698645");
+  EXPECT_EQ(FormatUuid("short"), "");
+}
+
+TEST(CudaExportMap, EveryCudaProtoFieldIsMappedOrListedAsNotExported) {
+  std::set<std::pair<std::string, std::string>> listed;
+  for (const CudaFieldDestination& d : kCudaFieldMap) {
+    EXPECT_TRUE(listed.insert({d.message, d.field}).second) << d.message << "." << d.field << " listed twice";
+    EXPECT_NE(std::string(d.destination), "") << d.message << "." << d.field;
+  }
+  const google::protobuf::FileDescriptor* file = schema::CudaKernel::descriptor()->file();
+  size_t fields = 0;
+  for (int m = 0; m < file->message_type_count(); ++m) {
+    const google::protobuf::Descriptor* d = file->message_type(m);
+    for (int i = 0; i < d->field_count(); ++i) {
+      ++fields;
+      EXPECT_TRUE(listed.count({d->name(), d->field(i)->name()}))
+          << d->name() << "." << d->field(i)->name() << " is neither exported nor listed as not exported";
+    }
+  }
+  EXPECT_EQ(fields, listed.size()) << "the map names fields cuda.proto does not have";
+}
+
+}  // namespace
+}  // namespace gt::exporter

@@ -1,0 +1,378 @@
+// The CUPTI functions gtrace resolves, implemented by the fake (a TEST DOUBLE on the real CUDA 13.0
+// headers: each definition below must match its declaration in cupti*.h, or this file does not
+// compile). See fake_cuda.h for what the fake models and what it does not.
+#include <cupti.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "tests/fakes/fake_state.h"
+
+namespace fake {
+namespace {
+
+struct CallbackName {
+  int domain;
+  uint32_t cbid;
+  const char* name;
+};
+// Generated from cupti_runtime_cbid.h / cupti_driver_cbid.h at build time: the names real CUPTI
+// returns are the enum names without the CUPTI_*_TRACE_CBID_ prefix ("cudaLaunchKernel_v7000").
+constexpr CallbackName kCallbackNames[] = {
+#include "fake_cbid_names.inc"
+};
+
+size_t RecordSize(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+      return sizeof(CUpti_ActivityCudaEvent2);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+      return sizeof(CUpti_ActivityGraphTrace2);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+      return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+      return sizeof(CUpti_ActivityContext3);
+    case CUPTI_ACTIVITY_KIND_STREAM:
+      return sizeof(CUpti_ActivityStream);
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+      return sizeof(CUpti_ActivityMemoryPool3);
+    default:
+      return 0;
+  }
+}
+
+size_t Aligned(size_t n) { return (n + 7) & ~size_t{7}; }
+
+void Count(const char* function) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  ++S().calls[function];
+}
+
+// Completes every thread buffer holding records (caller holds S().mu; gtrace's completion callback
+// is lock-free and never calls CUPTI).
+void CompleteAllLocked() {
+  State& s = S();
+  for (auto it = s.buffers.begin(); it != s.buffers.end();) {
+    ThreadBuffer b = it->second;
+    it = s.buffers.erase(it);
+    if (b.data != nullptr && s.complete != nullptr) s.complete(nullptr, 0, b.data, b.size, b.used);
+  }
+}
+
+}  // namespace
+
+State& S() {
+  static State* s = new State();
+  return *s;
+}
+
+uint32_t Tid() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
+
+uint64_t Now() {
+  CUpti_TimestampCallbackFunc ts = S().timestamp;
+  if (ts != nullptr) return ts();
+  timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+bool KindOn(int kind) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  return S().kinds.count(kind) != 0;
+}
+
+const char* StableName(const std::string& name) {
+  std::lock_guard<std::mutex> lock(S().mu);
+  return S().names.insert(name).first->c_str();
+}
+
+void Log(const std::string& line) {
+  const char* path = getenv("FAKE_CUPTI_LOG");
+  if (path == nullptr || *path == '\0') return;
+  int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  std::string text = std::to_string(::getpid()) + " " + line + "\n";
+  ssize_t n = ::write(fd, text.data(), text.size());
+  (void)n;
+  ::close(fd);
+}
+
+bool CheckProcess(const char* function) {
+  pid_t owner = S().pid;
+  if (owner == 0 || owner == ::getpid()) return true;
+  std::fprintf(stderr, "fake-cupti: VIOLATION %s called in forked child %d of %d\n", function,
+               static_cast<int>(::getpid()), static_cast<int>(owner));
+  Log(std::string("VIOLATION ") + function);
+  return false;
+}
+
+void Append(const void* record, size_t size) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  size_t need = Aligned(size);
+  ThreadBuffer& b = s.buffers[Tid()];
+  if (b.data != nullptr && b.used + need > b.size) {
+    if (s.complete != nullptr) s.complete(nullptr, 0, b.data, b.size, b.used);
+    b = ThreadBuffer();
+  }
+  if (b.data == nullptr) {
+    uint8_t* data = nullptr;
+    size_t bytes = 0, max_records = 0;
+    if (s.request != nullptr) s.request(&data, &bytes, &max_records);
+    if (data == nullptr || bytes < need) {
+      // Declined: CUPTI drops the record and counts it.
+      ++s.dropped;
+      ++s.declined_records;
+      s.buffers.erase(Tid());
+      return;
+    }
+    b.data = data;
+    b.size = bytes;
+    b.used = 0;
+  }
+  std::memcpy(b.data + b.used, record, size);
+  std::memset(b.data + b.used + size, 0, need - size);
+  b.used += need;
+}
+
+void Fire(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  CUpti_CallbackFunc fn = nullptr;
+  void* user = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(S().mu);
+    if (!S().subscribed || S().callbacks.count({domain, cbid}) == 0) return;
+    fn = S().callback;
+    user = S().userdata;
+  }
+  if (fn != nullptr) fn(user, domain, cbid, data);
+}
+
+}  // namespace fake
+
+using fake::S;
+
+extern "C" {
+
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t* version) {
+  if (version == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  const char* v = getenv("FAKE_CUPTI_VERSION");
+  *version = v != nullptr ? static_cast<uint32_t>(strtoul(v, nullptr, 10)) : CUPTI_API_VERSION;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char** str) {
+  if (str == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  switch (result) {
+    case CUPTI_SUCCESS: *str = "CUPTI_SUCCESS"; break;
+    case CUPTI_ERROR_INVALID_PARAMETER: *str = "CUPTI_ERROR_INVALID_PARAMETER"; break;
+    case CUPTI_ERROR_NOT_INITIALIZED: *str = "CUPTI_ERROR_NOT_INITIALIZED"; break;
+    case CUPTI_ERROR_NOT_SUPPORTED: *str = "CUPTI_ERROR_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"; break;
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: *str = "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"; break;
+    case CUPTI_ERROR_UNKNOWN: *str = "CUPTI_ERROR_UNKNOWN"; break;
+    default: return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata,
+                                       CUpti_SubscriberParams* params) {
+  fake::Count("cuptiSubscribe");
+  if (!fake::CheckProcess("cuptiSubscribe")) return CUPTI_ERROR_UNKNOWN;
+  if (subscriber == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  fake::Log(std::string("subscribe ") + (params != nullptr && params->subscriberName ? params->subscriberName : ""));
+  if (const char* r = getenv("FAKE_CUPTI_SUBSCRIBE_RESULT"); r != nullptr && atoi(r) != 0) {
+    CUptiResult result = static_cast<CUptiResult>(atoi(r));
+    const char* holder = getenv("FAKE_CUPTI_HOLDER");
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && holder != nullptr && params != nullptr &&
+        params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
+      snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s", holder);
+    }
+    return result;
+  }
+  std::lock_guard<std::mutex> lock(S().mu);
+  if (S().subscribed) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  S().subscribed = true;
+  S().pid = ::getpid();
+  S().callback = callback;
+  S().userdata = userdata;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&S());
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata) {
+  return cuptiSubscribe_v2(subscriber, callback, userdata, nullptr);
+}
+
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle) {
+  fake::Count("cuptiUnsubscribe");
+  if (!fake::CheckProcess("cuptiUnsubscribe")) return CUPTI_ERROR_UNKNOWN;
+  std::lock_guard<std::mutex> lock(S().mu);
+  S().subscribed = false;
+  S().callbacks.clear();
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain domain,
+                                         CUpti_CallbackId cbid) {
+  fake::Count("cuptiEnableCallback");
+  if (!fake::CheckProcess("cuptiEnableCallback")) return CUPTI_ERROR_UNKNOWN;
+  std::lock_guard<std::mutex> lock(S().mu);
+  if (!S().subscribed) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (enable) {
+    S().callbacks.insert({domain, cbid});
+  } else {
+    S().callbacks.erase({domain, cbid});
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  if (name == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  for (const auto& n : fake::kCallbackNames) {
+    if (n.domain == domain && n.cbid == cbid) {
+      *name = n.name;
+      return CUPTI_SUCCESS;
+    }
+  }
+  return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                    CUpti_BuffersCallbackCompleteFunc complete) {
+  fake::Count("cuptiActivityRegisterCallbacks");
+  if (!fake::CheckProcess("cuptiActivityRegisterCallbacks")) return CUPTI_ERROR_UNKNOWN;
+  if (request == nullptr || complete == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  std::lock_guard<std::mutex> lock(S().mu);
+  S().request = request;
+  S().complete = complete;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
+  fake::Count("cuptiActivityEnable");
+  if (!fake::CheckProcess("cuptiActivityEnable")) return CUPTI_ERROR_UNKNOWN;
+  if (kind == CUPTI_ACTIVITY_KIND_KERNEL) fake::Log("VIOLATION serialising KERNEL kind enabled");
+  fake::Log("enable " + std::to_string(static_cast<int>(kind)));
+  std::lock_guard<std::mutex> lock(S().mu);
+  S().kinds.insert(kind);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
+  fake::Count("cuptiActivityDisable");
+  if (!fake::CheckProcess("cuptiActivityDisable")) return CUPTI_ERROR_UNKNOWN;
+  fake::Log("disable " + std::to_string(static_cast<int>(kind)));
+  std::lock_guard<std::mutex> lock(S().mu);
+  S().kinds.erase(kind);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
+  if (!fake::CheckProcess("cuptiActivityFlushAll")) {
+    // The real CUPTI hangs here (its worker thread does not exist in the child).
+    ::_exit(86);
+  }
+  fake::Count((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) ? "cuptiActivityFlushAll:forced" : "cuptiActivityFlushAll");
+  std::vector<std::vector<uint8_t>> running;
+  if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+    std::lock_guard<std::mutex> lock(S().mu);
+    running.swap(S().running);
+  }
+  for (const auto& r : running) fake::Append(r.data(), r.size());
+  std::lock_guard<std::mutex> lock(S().mu);
+  fake::CompleteAllLocked();
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  if (buffer == nullptr || record == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  size_t offset = 0;
+  if (*record != nullptr) {
+    uint8_t* prev = reinterpret_cast<uint8_t*>(*record);
+    size_t size = fake::RecordSize((*record)->kind);
+    if (size == 0) return CUPTI_ERROR_INVALID_KIND;
+    offset = static_cast<size_t>(prev - buffer) + fake::Aligned(size);
+  }
+  if (offset + sizeof(CUpti_Activity) > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
+  size_t size = fake::RecordSize(next->kind);
+  if (size == 0 || offset + size > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = next;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  if (!fake::CheckProcess("cuptiActivityGetNumDroppedRecords")) return CUPTI_ERROR_UNKNOWN;
+  if (dropped == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  std::lock_guard<std::mutex> lock(S().mu);
+  *dropped = S().dropped;
+  S().dropped = 0;  // reset on read, as CUPTI does
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  fake::Count("cuptiSetThreadIdType");
+  if (!fake::CheckProcess("cuptiSetThreadIdType")) return CUPTI_ERROR_UNKNOWN;
+  std::lock_guard<std::mutex> lock(S().mu);
+  S().thread_id_type = type;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp) {
+  if (timestamp == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *timestamp = fake::Now();
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc func) {
+  fake::Count("cuptiActivityRegisterTimestampCallback");
+  if (func == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (const char* v = getenv("FAKE_CUPTI_NO_TIMESTAMP_CALLBACK"); v != nullptr && *v == '1') {
+    return CUPTI_ERROR_NOT_SUPPORTED;
+  }
+  S().timestamp = func;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) {
+  fake::Count("cuptiActivitySetAttribute");
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetGraphExecId(CUgraphExec exec, uint32_t* id) {
+  if (exec == nullptr || id == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *id = *reinterpret_cast<const uint32_t*>(exec);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetGraphId(CUgraph graph, uint32_t* id) {
+  if (graph == nullptr || id == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *id = *reinterpret_cast<const uint32_t*>(graph);
+  return CUPTI_SUCCESS;
+}
+
+}  // extern "C"

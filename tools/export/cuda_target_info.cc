@@ -1,0 +1,138 @@
+#include "tools/export/cuda_target_info.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tools/export/cuda_names.h"
+
+namespace gt::exporter {
+
+void CudaTargetInfo::AddDevice(const StreamContext& s, const schema::CudaDevice& d) {
+  traced_ = true;
+  for (const Device& existing : devices_) {
+    if (existing.hw_id == s.hw_id && existing.pid == s.pid && existing.info.device_id() == d.device_id()) return;
+  }
+  devices_.push_back({s.hw_id, s.pid, d});
+}
+
+void CudaTargetInfo::AddContext(const StreamContext& s, const schema::CudaContext& c) {
+  traced_ = true;
+  auto key = std::make_tuple(s.hw_id, s.pid, c.context_id());
+  if (context_device_.count(key) != 0) return;
+  context_device_[key] = c.device_id();
+  contexts_.push_back({s.hw_id, s.pid, c});
+}
+
+void CudaTargetInfo::AddStream(const StreamContext& s, const schema::CudaStream& st) {
+  traced_ = true;
+  for (const Stream& existing : streams_) {
+    if (existing.hw_id == s.hw_id && existing.pid == s.pid && existing.info.context_id() == st.context_id() &&
+        existing.info.stream_id() == st.stream_id()) {
+      return;
+    }
+  }
+  streams_.push_back({s.hw_id, s.pid, st});
+}
+
+std::optional<uint32_t> CudaTargetInfo::DeviceOfContext(const StreamContext& s, uint32_t context_id) const {
+  auto it = context_device_.find(std::make_tuple(s.hw_id, s.pid, context_id));
+  if (it == context_device_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status CudaTargetInfo::Write(ExportContext& ctx) {
+  if (!traced_) return Status::Ok();
+  Status st;
+  for (const char* table : {"TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_CUDA_CONTEXT_INFO",
+                            "TARGET_INFO_CUDA_STREAM"}) {
+    if (!(st = ctx.EnsureTable(table)).ok()) return st;
+  }
+  // Physical GPUs: one per (host, UUID), numbered across the export in host order, then by UUID
+  // (processes of one host that see the same GPU share its row).
+  std::vector<const Device*> order;
+  for (const Device& d : devices_) order.push_back(&d);
+  std::stable_sort(order.begin(), order.end(), [](const Device* a, const Device* b) {
+    return std::make_tuple(a->hw_id, a->info.uuid()) < std::make_tuple(b->hw_id, b->info.uuid());
+  });
+  std::map<std::pair<uint32_t, std::string>, int64_t> gpu_ids;
+  Statement* gpu = ctx.Insert(
+      "TARGET_INFO_GPU",
+      "INSERT INTO TARGET_INFO_GPU (vmId, id, name, busLocation, isDiscrete, l2CacheSize, totalMemory, "
+      "memoryBandwidth, clockRate, smCount, pwGpuId, uuid, luid, chipName, cuDevice, ctxswDevPath, ctrlDevPath, "
+      "revision, nodeMask, constantMemory, maxIPC, maxRegistersPerBlock, maxShmemPerBlock, maxShmemPerBlockOptin, "
+      "maxShmemPerSm, maxRegistersPerSm, threadsPerWarp, asyncEngines, maxWarpsPerSm, maxBlocksPerSm, "
+      "maxThreadsPerBlock, maxBlockDimX, maxBlockDimY, maxBlockDimZ, maxGridDimX, maxGridDimY, maxGridDimZ, "
+      "computeMajor, computeMinor, smMajor, smMinor) VALUES "
+      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      &st);
+  if (gpu == nullptr) return st;
+  for (const Device* dp : order) {
+    auto key = std::make_pair(dp->hw_id, dp->info.uuid());
+    if (gpu_ids.count(key) != 0) continue;
+    int64_t id = static_cast<int64_t>(gpu_ids.size());
+    gpu_ids[key] = id;
+    const schema::CudaDevice& d = dp->info;
+    int64_t vm = (static_cast<int64_t>(dp->hw_id) << 56) | kVmIdLocal;
+    // Facts CUPTI does not report (PCI location, chip name, opt-in shared memory) stay NULL.
+    gpu->Int(1, vm).Int(2, id).Text(3, d.name());
+    gpu->Int(6, d.l2_cache_bytes()).Int(7, static_cast<int64_t>(d.global_memory_bytes()));
+    gpu->Int(8, static_cast<int64_t>(d.global_memory_bandwidth_kbps()) * 1000);
+    gpu->Int(9, static_cast<int64_t>(d.core_clock_khz()) * 1000).Int(10, d.multiprocessors());
+    std::string uuid = FormatUuid(d.uuid());
+    if (!uuid.empty()) gpu->Text(12, uuid);
+    gpu->Int(15, d.device_id()).Int(20, d.constant_memory_bytes()).Int(21, d.max_ipc());
+    gpu->Int(22, d.max_registers_per_block()).Int(23, d.max_shared_memory_per_block_bytes());
+    gpu->Int(25, d.max_shared_memory_per_multiprocessor_bytes()).Int(26, d.max_registers_per_multiprocessor());
+    gpu->Int(27, d.threads_per_warp()).Int(28, d.memcpy_engines()).Int(29, d.max_warps_per_multiprocessor());
+    gpu->Int(30, d.max_blocks_per_multiprocessor()).Int(31, d.max_threads_per_block());
+    gpu->Int(32, d.max_block_dim_x()).Int(33, d.max_block_dim_y()).Int(34, d.max_block_dim_z());
+    gpu->Int(35, d.max_grid_dim_x()).Int(36, d.max_grid_dim_y()).Int(37, d.max_grid_dim_z());
+    gpu->Int(38, d.compute_major()).Int(39, d.compute_minor()).Int(40, d.compute_major()).Int(41, d.compute_minor());
+    if (!(st = gpu->Run()).ok()) return st;
+  }
+  Statement* dev = ctx.Insert("TARGET_INFO_CUDA_DEVICE",
+                              "INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) "
+                              "VALUES (?,?,?,?,?)",
+                              &st);
+  if (dev == nullptr) return st;
+  for (const Device& d : devices_) {
+    dev->Int(1, gpu_ids[std::make_pair(d.hw_id, d.info.uuid())]).Int(2, d.info.device_id()).Int(3, d.pid);
+    dev->Int(5, d.info.multiprocessors());
+    if (!(st = dev->Run()).ok()) return st;
+  }
+  Statement* cx = ctx.Insert("TARGET_INFO_CUDA_CONTEXT_INFO",
+                             "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO (nullStreamId, hwId, vmId, processId, deviceId, "
+                             "contextId, parentContextId, isGreenContext, numMultiprocessors) VALUES (?,?,?,?,?,?,?,?,?)",
+                             &st);
+  if (cx == nullptr) return st;
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>> have_stream;  // (hw, pid, ctx, stream)
+  for (const Stream& s : streams_) have_stream.insert({s.hw_id, s.pid, s.info.context_id(), s.info.stream_id()});
+  for (const Context& c : contexts_) {
+    cx->Int(1, c.info.null_stream_id()).Int(2, c.hw_id).Int(3, 1).Int(4, c.pid).Int(5, c.info.device_id());
+    cx->Int(6, c.info.context_id()).Int(7, c.info.parent_context_id()).Int(8, c.info.green_context() ? 1 : 0);
+    cx->Int(9, c.info.multiprocessors());
+    if (!(st = cx->Run()).ok()) return st;
+    // The legacy NULL stream of the context, when CUPTI sent no STREAM record for it.
+    if (have_stream.count({c.hw_id, c.pid, c.info.context_id(), c.info.null_stream_id()}) == 0) {
+      schema::CudaStream null_stream;
+      null_stream.set_context_id(c.info.context_id());
+      null_stream.set_stream_id(c.info.null_stream_id());
+      null_stream.set_flag(3);
+      streams_.push_back({c.hw_id, c.pid, null_stream});
+    }
+  }
+  Statement* sx = ctx.Insert("TARGET_INFO_CUDA_STREAM",
+                             "INSERT INTO TARGET_INFO_CUDA_STREAM (streamId, hwId, vmId, processId, contextId, priority, "
+                             "flag) VALUES (?,?,?,?,?,?,?)",
+                             &st);
+  if (sx == nullptr) return st;
+  for (const Stream& s : streams_) {
+    // priority as CUPTI stores it: a uint32 (-5 -> 4294967291), as nsys writes it.
+    sx->Int(1, s.info.stream_id()).Int(2, s.hw_id).Int(3, 1).Int(4, s.pid).Int(5, s.info.context_id());
+    sx->Int(6, s.info.priority()).Int(7, s.info.flag());
+    if (!(st = sx->Run()).ok()) return st;
+  }
+  return Status::Ok();
+}
+
+}  // namespace gt::exporter

@@ -1,0 +1,62 @@
+// CudaTargetInfo: the machine description of a CUDA export — TARGET_INFO_GPU (one row per physical
+// GPU per host, identified by UUID), TARGET_INFO_CUDA_DEVICE (process x CUDA ordinal -> GPU),
+// TARGET_INFO_CUDA_CONTEXT_INFO (one row per context) and TARGET_INFO_CUDA_STREAM (one row per
+// stream, NULL streams included) — collected from CudaDevice/CudaContext/CudaStream messages of
+// every stream and written once all streams are read. Also maps (process, context) -> device for
+// rows whose CUPTI record has no device id (SYNCHRONIZATION).
+//
+// Single-threaded (the exporter's thread); owned by the CUDA export module.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtrace.pb.h"
+#include "schema/status.h"
+#include "tools/export/export_context.h"
+
+namespace gt::exporter {
+
+class CudaTargetInfo {
+ public:
+  // A stream announced it traced CUDA: the four tables exist even if it saw no device.
+  void NoteTraced() { traced_ = true; }
+  bool traced() const { return traced_; }
+
+  void AddDevice(const StreamContext& s, const schema::CudaDevice& d);
+  void AddContext(const StreamContext& s, const schema::CudaContext& c);
+  void AddStream(const StreamContext& s, const schema::CudaStream& st);
+  // Device of `context_id` in process `s` (nullopt when no CONTEXT record named it).
+  std::optional<uint32_t> DeviceOfContext(const StreamContext& s, uint32_t context_id) const;
+
+  // Creates and fills the four tables (only when some stream traced CUDA).
+  Status Write(ExportContext& ctx);
+
+ private:
+  struct Device {
+    uint32_t hw_id;
+    uint32_t pid;
+    schema::CudaDevice info;
+  };
+  struct Context {
+    uint32_t hw_id;
+    uint32_t pid;
+    schema::CudaContext info;
+  };
+  struct Stream {
+    uint32_t hw_id;
+    uint32_t pid;
+    schema::CudaStream info;
+  };
+  bool traced_ = false;
+  std::vector<Device> devices_;  // one per (process, CUDA ordinal)
+  std::vector<Context> contexts_;
+  std::vector<Stream> streams_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> context_device_;  // (hw, pid, ctx) -> device
+};
+
+}  // namespace gt::exporter
