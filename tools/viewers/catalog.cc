@@ -250,8 +250,10 @@ Status Catalog::LoadStreams(SqliteReader* db) {
     streams_.push_back(StreamInfo{*p, q.Int(1), q.Int(2)});
   });
   if (!st.ok()) return st;
+  // By process, device, stream; a device's no-stream synchronization row after its streams.
   std::sort(streams_.begin(), streams_.end(), [](const StreamInfo& a, const StreamInfo& b) {
-    return std::tie(a.process, a.device_id, a.stream_id) < std::tie(b.process, b.device_id, b.stream_id);
+    return std::tuple(a.process, a.device_id, a.stream_id < 0, a.stream_id) <
+           std::tuple(b.process, b.device_id, b.stream_id < 0, b.stream_id);
   });
   for (size_t i = 0; i < streams_.size(); ++i) {
     const StreamInfo& s = streams_[i];

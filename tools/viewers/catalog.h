@@ -120,7 +120,7 @@ class Catalog {
   TablePresence tables_;
   std::vector<ProcessInfo> processes_;  // sorted by rank, then pid
   std::vector<ThreadInfo> threads_;     // sorted by process, then tid
-  std::vector<StreamInfo> streams_;     // sorted by process, device, stream
+  std::vector<StreamInfo> streams_;     // sorted by process, device, stream (-1 last)
   std::vector<GpuInfo> gpus_;
   std::vector<MetricInfo> metrics_;
   std::vector<std::string> hosts_;

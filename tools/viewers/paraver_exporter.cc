@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
+#include <tuple>
 
 #include "tools/viewers/activity_names.h"
 #include "tools/viewers/end_queue.h"
@@ -122,7 +123,8 @@ Status ParaverExporter::Init(bool force) {
     }
     metric_thread_[m.gpu] = add(owner, "GPU " + std::to_string(m.gpu) + " metrics");
   }
-  // Thread numbers within tasks and one CPU per thread, in task order.
+  // Thread numbers within tasks; one CPU per thread, numbered node by node (the header gives each
+  // node its CPU count, so node 1 owns the first ones), then in task order.
   int cpu = 0;
   for (size_t p = 0; p < per_task.size(); ++p) {
     for (size_t k = 0; k < per_task[p].size(); ++k) threads_[per_task[p][k]].thread = static_cast<int>(k) + 1;
@@ -130,7 +132,9 @@ Status ParaverExporter::Init(bool force) {
   std::vector<size_t> order(threads_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::pair{threads_[a].task, threads_[a].thread} < std::pair{threads_[b].task, threads_[b].thread};
+    const PrvThread& x = threads_[a];
+    const PrvThread& y = threads_[b];
+    return std::tuple(x.node, x.task, x.thread) < std::tuple(y.node, y.task, y.thread);
   });
   for (size_t i : order) threads_[i].cpu = ++cpu;
 
@@ -187,8 +191,13 @@ std::string ParaverExporter::RowText() const {
   for (const PrvThread* t : by_cpu) out += std::to_string(t->cpu) + "." + catalog_.hosts()[t->node - 1] + "\n";
   out += "\nLEVEL NODE SIZE " + std::to_string(catalog_.hosts().size()) + "\n";
   for (const std::string& h : catalog_.hosts()) out += h + "\n";
+  // Threads in application order: task by task.
+  std::vector<const PrvThread*> by_task(by_cpu);
+  std::sort(by_task.begin(), by_task.end(), [](const PrvThread* a, const PrvThread* b) {
+    return std::pair{a->task, a->thread} < std::pair{b->task, b->thread};
+  });
   out += "\nLEVEL THREAD SIZE " + std::to_string(threads_.size()) + "\n";
-  for (const PrvThread* t : by_cpu) out += t->name + "\n";
+  for (const PrvThread* t : by_task) out += t->name + "\n";
   return out;
 }
 
