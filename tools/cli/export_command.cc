@@ -76,6 +76,12 @@ int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOpti
   v.force = o.force;
   v.progress = isatty(2) != 0;
   bool from_db = given.size() == 1 && !IsDir(given[0]) && IsSqliteFile(given[0]);
+  if (given.size() == 1 && !from_db && EndsWith(given[0], ".sqlite")) {
+    struct stat st;
+    std::cerr << "gtrace: export: " << given[0]
+              << (stat(given[0].c_str(), &st) != 0 ? ": no such file\n" : " is not an SQLite database\n");
+    return 1;
+  }
   if (given.size() > 1) {
     for (const std::string& g : given) {
       if (!IsDir(g) && IsSqliteFile(g)) {
