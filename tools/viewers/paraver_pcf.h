@@ -3,8 +3,8 @@
 // CUDA types and states, nsys2prv's kernel/NVTX types) where they exist; the rest are ours and are
 // listed in docs/viewers.md.
 //
-// Used by the exporting thread. Value tables are bounded (NameTable); past the bound a type's
-// names share one "(more names)" value.
+// Used by the exporting thread. Value tables are bounded (NameTable: 262144 names or 32 MiB per
+// type); past the bound a type's names share one "(more names)" value.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +61,7 @@ class ParaverLabels {
   struct Type {
     std::string label;
     bool named = false;
-    NameTable values{1 << 20};
+    NameTable values{1 << 18, 32 << 20};
   };
   std::map<int64_t, Type> types_;
 };

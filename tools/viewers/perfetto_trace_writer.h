@@ -38,7 +38,7 @@ class PerfettoTraceWriter {
 
   static constexpr uint32_t kSequenceId = 1;
 
-  explicit PerfettoTraceWriter(OutputFile* out, size_t name_budget = 1 << 20)
+  explicit PerfettoTraceWriter(OutputFile* out, size_t name_budget = 1 << 16)
       : out_(out), names_(name_budget) {}
   PerfettoTraceWriter(const PerfettoTraceWriter&) = delete;
   PerfettoTraceWriter& operator=(const PerfettoTraceWriter&) = delete;
