@@ -44,10 +44,10 @@ TEST(ViewerCli, StreamsOfTwoRanksToEveryFormat) {
     test::RunOptions o = Clean();
     o.env["OMPI_COMM_WORLD_RANK"] = std::to_string(rank);
     o.env["OMPI_COMM_WORLD_SIZE"] = "2";
-    RunResult r = RunProgram({test::CliPath(), "profile", "-t", "nvtx", "-o", dir.File("streams/rank%q{OMPI_COMM_WORLD_RANK}"),
-                              "--", test::SamplePath("nvtx_threads"), "--threads", "2", "--iterations", "3", "--work-us",
-                              "10"},
-                             o);
+    RunResult r =
+        RunProgram({test::CliPath(), "profile", "-t", "nvtx", "-o", dir.File("streams/rank%q{OMPI_COMM_WORLD_RANK}"),
+                    "--", test::SamplePath("nvtx_threads"), "--threads", "2", "--iterations", "3", "--work-us", "10"},
+                   o);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   RunResult r = Gtrace({"export", "-o", dir.File("run.sqlite"), dir.File("streams")});
@@ -65,14 +65,17 @@ TEST(ViewerCli, StreamsOfTwoRanksToEveryFormat) {
       << r.err;
   EXPECT_EQ(r.err.find('\r'), std::string::npos);  // not a terminal: no progress line
   testing::DecodedTrace t = testing::DecodePerfetto(test::ReadFile(dir.File("run.pftrace")));
-  for (const std::string& e : t.errors) ADD_FAILURE() << e;
+  for (const std::string& e : t.errors)
+    ADD_FAILURE() << e;
   EXPECT_EQ(static_cast<int64_t>(t.begins), ranges);
   EXPECT_EQ(static_cast<int64_t>(t.instants_count), marks);
   size_t processes = 0;
   std::set<std::string> names;
   for (const auto& [uuid, track] : t.tracks) {
-    if (track.kind == 1) ++processes, names.insert(track.name);
-    if (track.kind == 2) names.insert(track.name);
+    if (track.kind == 1)
+      ++processes, names.insert(track.name);
+    if (track.kind == 2)
+      names.insert(track.name);
   }
   EXPECT_EQ(processes, 2u);
   EXPECT_EQ(names.count("nvtx_threads [rank 0]"), 1u);
@@ -85,12 +88,14 @@ TEST(ViewerCli, StreamsOfTwoRanksToEveryFormat) {
   EXPECT_NE(r.err.find("gtrace: wrote " + dir.File("run.kineto") + " (kineto-json, 2 processes, "), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir.File("run.kineto/rank_0.json")));
   EXPECT_TRUE(std::filesystem::exists(dir.File("run.kineto/rank_1.json")));
-  RunResult check = RunProgram({"python3", std::string(GT_VIEWERS_TEST_DIR) + "/kineto_check.py", dir.File("run.kineto")});
+  RunResult check =
+      RunProgram({"python3", std::string(GT_VIEWERS_TEST_DIR) + "/kineto_check.py", dir.File("run.kineto")});
   EXPECT_EQ(check.exit_code, 0) << check.out;
   r = Gtrace({"export", "--type", "paraver", dir.File("run.sqlite")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("gtrace: wrote " + dir.File("run.prv") + " (paraver, 2 processes, "), std::string::npos);
-  for (const char* ext : {".prv", ".pcf", ".row"}) EXPECT_TRUE(std::filesystem::exists(dir.File(std::string("run") + ext)));
+  for (const char* ext : {".prv", ".pcf", ".row"})
+    EXPECT_TRUE(std::filesystem::exists(dir.File(std::string("run") + ext)));
   EXPECT_NE(test::ReadFile(dir.File("run.row")).find("worker-0 (rank 1,"), std::string::npos);
   ExpectNoTemporaries(dir.path());
 }
@@ -139,7 +144,8 @@ TEST(ViewerCli, ErrorsNameTheFileAndOutputsAreKept) {
 }
 
 TEST(ViewerCli, ProgressOnlyOnATerminal) {
-  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1) to make a terminal";
+  if (std::system("command -v script >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no script(1) to make a terminal";
   TempDir dir;
   {
     testing::FixtureDb db(dir.File("big.sqlite"));
@@ -148,7 +154,8 @@ TEST(ViewerCli, ProgressOnlyOnATerminal) {
     }
   }
   // script(1) gives the command a pseudo-terminal; what it printed comes back on stdout.
-  std::string cmd = test::CliPath() + " export --type perfetto -o " + dir.File("big.pftrace") + " " + dir.File("big.sqlite");
+  std::string cmd =
+      test::CliPath() + " export --type perfetto -o " + dir.File("big.pftrace") + " " + dir.File("big.sqlite");
   RunResult r = RunProgram({"script", "-qec", cmd, "/dev/null"}, Clean());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("\rgtrace: export perfetto: "), std::string::npos) << r.out;

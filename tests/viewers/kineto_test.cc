@@ -25,7 +25,8 @@ Status Export(const std::string& db, const std::string& out, bool force = false,
   o.force = force;
   ViewerResult r;
   Status st = ExportViewer(o, &r);
-  if (result != nullptr) *result = r;
+  if (result != nullptr)
+    *result = r;
   return st;
 }
 
@@ -45,12 +46,15 @@ std::vector<std::string> Check(const std::string& target) {
 std::vector<std::string> WithPrefix(const std::vector<std::string>& lines, const std::string& prefix) {
   std::vector<std::string> out;
   for (const std::string& l : lines) {
-    if (l.rfind(prefix, 0) == 0) out.push_back(l);
+    if (l.rfind(prefix, 0) == 0)
+      out.push_back(l);
   }
   return out;
 }
 
-std::string Us3(int64_t us) { return std::to_string(us) + ".000"; }
+std::string Us3(int64_t us) {
+  return std::to_string(us) + ".000";
+}
 
 TEST(Kineto, OneFilePerRankWithKinetoConventions) {
   test::TempDir dir;
@@ -66,31 +70,32 @@ TEST(Kineto, OneFilePerRankWithKinetoConventions) {
   std::vector<std::string> lines = Check(dir.File("run.kineto"));
 
   EXPECT_EQ(WithPrefix(lines, "file "),
-            (std::vector<std::string>{"file rank_0.json rank=0 world=5 devices=[0]",
-                                      "file rank_1.json rank=1 world=5 devices=[0]",
-                                      "file rank_2.json rank=2 world=5 devices=[0]",
-                                      "file rank_3.json rank=3 world=5 devices=[0]",
-                                      "file rank_4.json rank=4 world=5 devices=[]"}));
-  EXPECT_EQ(WithPrefix(lines, "count rank_2.json "),
             (std::vector<std::string>{
-                "count rank_2.json C/gpu_metrics 6", "count rank_2.json M/process_labels 1",
-                "count rank_2.json M/process_name 2",  // the process and GPU 0
-                "count rank_2.json M/process_sort_index 2",
-                "count rank_2.json M/thread_name 6",  // 2 threads + 4 streams
-                "count rank_2.json X/cuda_driver 1", "count rank_2.json X/cuda_runtime 10",
-                "count rank_2.json X/cuda_sync 2", "count rank_2.json X/gpu_memcpy 1", "count rank_2.json X/gpu_memset 1",
-                "count rank_2.json X/kernel 6",
-                "count rank_2.json X/user_annotation 4",  // step, forward, ncclAllReduce, prefetch
-                "count rank_2.json f/ac2g 8", "count rank_2.json i/user_annotation 1", "count rank_2.json s/ac2g 7"}));
-  EXPECT_EQ(WithPrefix(lines, "count rank_4.json "),
-            (std::vector<std::string>{"count rank_4.json M/process_labels 1", "count rank_4.json M/process_name 1",
-                                      "count rank_4.json M/process_sort_index 1", "count rank_4.json M/thread_name 1",
-                                      "count rank_4.json X/user_annotation 1", "count rank_4.json i/user_annotation 1"}));
+                "file rank_0.json rank=0 world=5 devices=[0]", "file rank_1.json rank=1 world=5 devices=[0]",
+                "file rank_2.json rank=2 world=5 devices=[0]", "file rank_3.json rank=3 world=5 devices=[0]",
+                "file rank_4.json rank=4 world=5 devices=[]"}));
+  EXPECT_EQ(
+      WithPrefix(lines, "count rank_2.json "),
+      (std::vector<std::string>{
+          "count rank_2.json C/gpu_metrics 6", "count rank_2.json M/process_labels 1",
+          "count rank_2.json M/process_name 2",  // the process and GPU 0
+          "count rank_2.json M/process_sort_index 2",
+          "count rank_2.json M/thread_name 6",  // 2 threads + 4 streams
+          "count rank_2.json X/cuda_driver 1", "count rank_2.json X/cuda_runtime 10", "count rank_2.json X/cuda_sync 2",
+          "count rank_2.json X/gpu_memcpy 1", "count rank_2.json X/gpu_memset 1", "count rank_2.json X/kernel 6",
+          "count rank_2.json X/user_annotation 4",  // step, forward, ncclAllReduce, prefetch
+          "count rank_2.json f/ac2g 8", "count rank_2.json i/user_annotation 1", "count rank_2.json s/ac2g 7"}));
+  EXPECT_EQ(
+      WithPrefix(lines, "count rank_4.json "),
+      (std::vector<std::string>{"count rank_4.json M/process_labels 1", "count rank_4.json M/process_name 1",
+                                "count rank_4.json M/process_sort_index 1", "count rank_4.json M/thread_name 1",
+                                "count rank_4.json X/user_annotation 1", "count rank_4.json i/user_annotation 1"}));
   // Names and times (us with ns precision) of rank 1's GPU work: shifted by 100 us.
   auto has = [&](const std::string& line) { return std::find(lines.begin(), lines.end(), line) != lines.end(); };
   EXPECT_TRUE(has("event rank_1.json kernel void compute_kernel<float>(float *, int) " + Us3(3100) + " " + Us3(1000)));
-  EXPECT_TRUE(has("event rank_1.json kernel ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>) " +
-                  Us3(5900) + " " + Us3(1000)));
+  EXPECT_TRUE(
+      has("event rank_1.json kernel ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>) " +
+          Us3(5900) + " " + Us3(1000)));
   EXPECT_TRUE(has("event rank_1.json gpu_memcpy Memcpy HtoD (Pageable -> Device) " + Us3(4200) + " " + Us3(100)));
   EXPECT_TRUE(has("event rank_1.json gpu_memset Memset (Device) " + Us3(4400) + " 50.000"));
   EXPECT_TRUE(has("event rank_1.json cuda_sync Stream Sync " + Us3(7200) + " " + Us3(1300)));
@@ -177,12 +182,15 @@ TEST(Kineto, StringsAreValidJson) {
   // Python decoded it: the line has the text back, invalid bytes as U+FFFD.
   bool found = false;
   for (const std::string& l : lines) {
-    found |= l.find(std::string("q\"b\\s\n")) != std::string::npos ||
-             l.find("user_annotation q\"b\\s") != std::string::npos;
+    found |=
+        l.find(std::string("q\"b\\s\n")) != std::string::npos || l.find("user_annotation q\"b\\s") != std::string::npos;
   }
   EXPECT_TRUE(found);
   std::string text = test::ReadFile(dir.File("s.json"));
-  EXPECT_NE(text.find(R"("name": "q\"b\\s\n\t\u0001 )" "\xef\xbf\xbd\xef\xbf\xbd" " \xe2\x82\xac\""), std::string::npos);
+  EXPECT_NE(text.find(R"("name": "q\"b\\s\n\t\u0001 )"
+                      "\xef\xbf\xbd\xef\xbf\xbd"
+                      " \xe2\x82\xac\""),
+            std::string::npos);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ struct ParsedParaver {
 
   std::string Label(int64_t type, uint64_t value) const {
     auto t = values.find(type);
-    if (t == values.end()) return "?";
+    if (t == values.end())
+      return "?";
     auto v = t->second.find(value);
     return v == t->second.end() ? "?" : v->second;
   }
@@ -45,9 +46,11 @@ struct ParsedParaver {
   std::vector<std::string> Timeline(int task, int thread, int64_t type) const {
     std::vector<std::string> out;
     for (const PrvRecord& r : records) {
-      if (r.kind != 2 || r.task != task || r.thread != thread) continue;
+      if (r.kind != 2 || r.task != task || r.thread != thread)
+        continue;
       for (const auto& [t, v] : r.values) {
-        if (t == type) out.push_back((v == 0 ? "End" : Label(type, v)) + "@" + std::to_string(r.time));
+        if (t == type)
+          out.push_back((v == 0 ? "End" : Label(type, v)) + "@" + std::to_string(r.time));
       }
     }
     return out;
@@ -66,7 +69,8 @@ struct ParsedParaver {
 std::vector<int64_t> Fields(const std::string& line) {
   std::vector<int64_t> out;
   std::stringstream in(line);
-  for (std::string f; std::getline(in, f, ':');) out.push_back(std::stoll(f));
+  for (std::string f; std::getline(in, f, ':');)
+    out.push_back(std::stoll(f));
   return out;
 }
 
@@ -83,26 +87,34 @@ ParsedParaver Parse(const std::string& stem) {
     r.task = static_cast<int>(f.at(3));
     r.thread = static_cast<int>(f.at(4));
     r.time = f.at(5);
-    if (f.at(2) != 1) p.errors.push_back("application is not 1: " + line);
+    if (f.at(2) != 1)
+      p.errors.push_back("application is not 1: " + line);
     if (r.kind == 1) {
-      if (f.size() != 8) p.errors.push_back("state with " + std::to_string(f.size()) + " fields");
+      if (f.size() != 8)
+        p.errors.push_back("state with " + std::to_string(f.size()) + " fields");
       r.end = f.at(6);
       r.state = static_cast<int>(f.at(7));
-      if (r.end < r.time) p.errors.push_back("state ends before it begins: " + line);
+      if (r.end < r.time)
+        p.errors.push_back("state ends before it begins: " + line);
     } else if (r.kind == 2) {
-      if (f.size() < 8 || f.size() % 2 != 0) p.errors.push_back("bad event: " + line);
-      for (size_t i = 6; i + 1 < f.size(); i += 2) r.values.emplace_back(f[i], static_cast<uint64_t>(f[i + 1]));
+      if (f.size() < 8 || f.size() % 2 != 0)
+        p.errors.push_back("bad event: " + line);
+      for (size_t i = 6; i + 1 < f.size(); i += 2)
+        r.values.emplace_back(f[i], static_cast<uint64_t>(f[i + 1]));
     } else if (r.kind == 3) {
-      if (f.size() != 15) p.errors.push_back("bad communication: " + line);
+      if (f.size() != 15)
+        p.errors.push_back("bad communication: " + line);
       r.recv_task = static_cast<int>(f.at(9));
       r.recv_thread = static_cast<int>(f.at(10));
       r.recv_time = f.at(11);
       r.tag = f.at(14);
-      if (f.at(6) != r.time || f.at(12) != r.recv_time) p.errors.push_back("physical != logical time: " + line);
+      if (f.at(6) != r.time || f.at(12) != r.recv_time)
+        p.errors.push_back("physical != logical time: " + line);
     } else {
       p.errors.push_back("unknown record: " + line);
     }
-    if (r.time < last) p.errors.push_back("records out of time order at: " + line);
+    if (r.time < last)
+      p.errors.push_back("records out of time order at: " + line);
     last = r.time;
     p.records.push_back(std::move(r));
   }
@@ -110,7 +122,8 @@ ParsedParaver Parse(const std::string& stem) {
   std::string section;
   int64_t current_type = 0;
   for (std::string line; std::getline(pcf, line);) {
-    if (line.empty()) continue;
+    if (line.empty())
+      continue;
     if (line == "STATES" || line == "STATES_COLOR" || line == "EVENT_TYPE" || line == "VALUES" ||
         line == "DEFAULT_OPTIONS" || line == "DEFAULT_SEMANTIC") {
       section = line;
@@ -134,11 +147,14 @@ ParsedParaver Parse(const std::string& stem) {
     }
   }
   std::istringstream row(test::ReadFile(stem + ".row"));
-  for (std::string line; std::getline(row, line);) p.row_lines.push_back(line);
+  for (std::string line; std::getline(row, line);)
+    p.row_lines.push_back(line);
   return p;
 }
 
-std::string U(int64_t us) { return std::to_string(Us(us)); }
+std::string U(int64_t us) {
+  return std::to_string(Us(us));
+}
 
 TEST(Paraver, MultiRankTrace) {
   test::TempDir dir;
@@ -150,10 +166,10 @@ TEST(Paraver, MultiRankTrace) {
   ViewerResult result;
   Status st = ExportViewer(o, &result);
   ASSERT_TRUE(st.ok()) << st.message();
-  EXPECT_EQ(result.outputs,
-            (std::vector<std::string>{dir.File("run.prv"), dir.File("run.pcf"), dir.File("run.row")}));
+  EXPECT_EQ(result.outputs, (std::vector<std::string>{dir.File("run.prv"), dir.File("run.pcf"), dir.File("run.row")}));
   ParsedParaver p = Parse(dir.File("run"));
-  for (const std::string& e : p.errors) ADD_FAILURE() << e;
+  for (const std::string& e : p.errors)
+    ADD_FAILURE() << e;
 
   // 5 tasks (ranks 0-3, then the rankless process as rank 4); per rank 2 host threads, 4 stream
   // threads and the GPU's metrics thread; nodes node-a (ranks 0, 1, 4) and node-b.
@@ -161,13 +177,15 @@ TEST(Paraver, MultiRankTrace) {
   EXPECT_EQ(p.header.rfind("#Paraver (", 0), 0u);
   EXPECT_EQ(date_free, std::to_string(Us(10400)) + "_ns:2(15,14):1:5(7:1,7:1,7:2,7:2,1:1)");
   std::map<int, size_t> kinds;
-  for (const PrvRecord& r : p.records) ++kinds[r.kind];
+  for (const PrvRecord& r : p.records)
+    ++kinds[r.kind];
   EXPECT_EQ(kinds[3], 7u * 4);  // one communication per launch with GPU work
 
   // States never overlap on a thread.
   std::map<std::pair<int, int>, int64_t> busy;
   for (const PrvRecord& r : p.records) {
-    if (r.kind != 1) continue;
+    if (r.kind != 1)
+      continue;
     int64_t& until = busy[{r.task, r.thread}];
     EXPECT_GE(r.time, until) << "overlapping states on task " << r.task << " thread " << r.thread;
     until = r.end;
@@ -179,28 +197,25 @@ TEST(Paraver, MultiRankTrace) {
     const int64_t o100 = 100 * rank;
     auto u = [&](int64_t us) { return U(us + o100); };
     // Thread 1: main; 2: dataloader; 3-6: CUDA-D0.S7, .S13, .S20, .sync; 7: GPU metrics.
-    EXPECT_EQ(p.States(task, 1),
-              (std::vector<std::string>{"Allocating memory " + u(1100) + "-" + u(1200),
-                                        "Configuring accelerator " + u(2100) + "-" + u(2300),
-                                        "Memory transfer " + u(2400) + "-" + u(2500),
-                                        "Memory transfer " + u(2600) + "-" + u(2650),
-                                        "Configuring accelerator " + u(2700) + "-" + u(2800),
-                                        "Configuring accelerator " + u(5600) + "-" + u(5700),
-                                        "Synchronization " + u(7000) + "-" + u(8500),
-                                        "Synchronization " + u(8550) + "-" + u(8750)}));
-    EXPECT_EQ(p.States(task, 3), (std::vector<std::string>{"Running " + u(3000) + "-" + u(4000),
-                                                           "Memory transfer " + u(4100) + "-" + u(4200),
-                                                           "Memory transfer " + u(4300) + "-" + u(4350),
-                                                           "Running " + u(4400) + "-" + u(4500),
-                                                           "Running " + u(4500) + "-" + u(4600)}));
+    EXPECT_EQ(
+        p.States(task, 1),
+        (std::vector<std::string>{
+            "Allocating memory " + u(1100) + "-" + u(1200), "Configuring accelerator " + u(2100) + "-" + u(2300),
+            "Memory transfer " + u(2400) + "-" + u(2500), "Memory transfer " + u(2600) + "-" + u(2650),
+            "Configuring accelerator " + u(2700) + "-" + u(2800), "Configuring accelerator " + u(5600) + "-" + u(5700),
+            "Synchronization " + u(7000) + "-" + u(8500), "Synchronization " + u(8550) + "-" + u(8750)}));
+    EXPECT_EQ(p.States(task, 3), (std::vector<std::string>{
+                                     "Running " + u(3000) + "-" + u(4000), "Memory transfer " + u(4100) + "-" + u(4200),
+                                     "Memory transfer " + u(4300) + "-" + u(4350), "Running " + u(4400) + "-" + u(4500),
+                                     "Running " + u(4500) + "-" + u(4600)}));
     EXPECT_EQ(p.States(task, 4), (std::vector<std::string>{"Running " + u(5800) + "-" + u(6800)}));
     // Two overlapping kernels on one stream: the second's state starts when the first ends.
-    EXPECT_EQ(p.States(task, 5), (std::vector<std::string>{"Running " + u(6000) + "-" + u(6500),
-                                                           "Running " + u(6500) + "-" + u(6900)}));
+    EXPECT_EQ(p.States(task, 5),
+              (std::vector<std::string>{"Running " + u(6000) + "-" + u(6500), "Running " + u(6500) + "-" + u(6900)}));
     EXPECT_TRUE(p.States(task, 6).empty());
     // NVTX push/pop: the enclosing range shows again when the inner one ends.
-    EXPECT_EQ(p.Timeline(task, 1, 9003), (std::vector<std::string>{"step@" + u(1000), "forward@" + u(2000),
-                                                                   "step@" + u(5000), "End@" + u(9000)}));
+    EXPECT_EQ(p.Timeline(task, 1, 9003),
+              (std::vector<std::string>{"step@" + u(1000), "forward@" + u(2000), "step@" + u(5000), "End@" + u(9000)}));
     EXPECT_EQ(p.Timeline(task, 1, 9500), (std::vector<std::string>{"ncclAllReduce@" + u(5500), "End@" + u(6500)}));
     EXPECT_EQ(p.Timeline(task, 1, 9002), std::vector<std::string>{"checkpoint@" + u(6000)});
     EXPECT_EQ(p.Timeline(task, 2, 9004), (std::vector<std::string>{"prefetch@" + u(1500), "End@" + u(7000)}));
@@ -210,10 +225,10 @@ TEST(Paraver, MultiRankTrace) {
               (std::vector<std::string>{"void compute_kernel<float>(float *, int)@" + u(3000), "End@" + u(4000),
                                         "graph_node_a(float *)@" + u(4400), "End@" + u(4500),
                                         "graph_node_b(float *)@" + u(4500), "End@" + u(4600)}));
-    EXPECT_EQ(p.Timeline(task, 4, 63000007),
-              (std::vector<std::string>{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)@" +
-                                            u(5800),
-                                        "End@" + u(6800)}));
+    EXPECT_EQ(
+        p.Timeline(task, 4, 63000007),
+        (std::vector<std::string>{
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)@" + u(5800), "End@" + u(6800)}));
     EXPECT_EQ(p.Timeline(task, 3, 63000001),
               (std::vector<std::string>{"Memcpy HtoD (Pageable -> Device)@" + u(4100), "End@" + u(4200),
                                         "Memset (Device)@" + u(4300), "End@" + u(4350)}));
@@ -239,10 +254,11 @@ TEST(Paraver, MultiRankTrace) {
         EXPECT_EQ(r.recv_task, task);
       }
     }
-    EXPECT_EQ(comms, (std::set<std::string>{"1@" + u(2100) + "->3@" + u(3000) + "#10", "1@" + u(2400) + "->3@" + u(4100) + "#11",
-                                            "1@" + u(2600) + "->3@" + u(4300) + "#14", "1@" + u(2700) + "->3@" + u(4400) + "#15",
-                                            "1@" + u(5600) + "->4@" + u(5800) + "#12", "2@" + u(3000) + "->5@" + u(6000) + "#16",
-                                            "2@" + u(3200) + "->5@" + u(6200) + "#17"}));
+    EXPECT_EQ(comms, (std::set<std::string>{
+                         "1@" + u(2100) + "->3@" + u(3000) + "#10", "1@" + u(2400) + "->3@" + u(4100) + "#11",
+                         "1@" + u(2600) + "->3@" + u(4300) + "#14", "1@" + u(2700) + "->3@" + u(4400) + "#15",
+                         "1@" + u(5600) + "->4@" + u(5800) + "#12", "2@" + u(3000) + "->5@" + u(6000) + "#16",
+                         "2@" + u(3200) + "->5@" + u(6200) + "#17"}));
     // GPU metrics on the metrics thread.
     std::vector<std::string> sm;
     for (const PrvRecord& r : p.records) {
@@ -270,7 +286,8 @@ TEST(Paraver, MultiRankTrace) {
   EXPECT_EQ(p.type_labels.at(9200), "Correlation ID");
   EXPECT_EQ(p.values.at(63000000).at(0), "End");
   std::set<std::string> api;
-  for (const auto& [v, label] : p.values.at(63000000)) api.insert(label);
+  for (const auto& [v, label] : p.values.at(63000000))
+    api.insert(label);
   EXPECT_EQ(api, (std::set<std::string>{"End", "cudaMalloc", "cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync",
                                         "cudaGraphLaunch", "cudaStreamSynchronize", "cudaDeviceSynchronize"}));
   // Resource names.
@@ -307,7 +324,8 @@ TEST(Paraver, ExistingFilesAreKept) {
   o.force = true;
   ASSERT_TRUE(ExportViewer(o, &r).ok());
   ParsedParaver p = Parse(dir.File("run"));
-  for (const std::string& e : p.errors) ADD_FAILURE() << e;
+  for (const std::string& e : p.errors)
+    ADD_FAILURE() << e;
   EXPECT_EQ(p.row_lines[0], "LEVEL CPU SIZE 6");
 }
 
@@ -321,7 +339,8 @@ TEST(Paraver, NcclOperationsThread) {
   ViewerResult r;
   ASSERT_TRUE(ExportViewer(o, &r).ok());
   ParsedParaver p = Parse(dir.File("run"));
-  for (const std::string& e : p.errors) ADD_FAILURE() << e;
+  for (const std::string& e : p.errors)
+    ADD_FAILURE() << e;
   // Threads per task: 2 host, 4 streams, NCCL operations.
   EXPECT_EQ(p.header.substr(p.header.find("):") + 2), std::to_string(Us(10200)) + "_ns:1(14):1:2(7:1,7:1)");
   EXPECT_EQ(p.Timeline(2, 7, 9510), (std::vector<std::string>{"AllReduce@" + U(5900), "End@" + U(6900)}));
@@ -330,7 +349,8 @@ TEST(Paraver, NcclOperationsThread) {
 
 TEST(Paraver, ReferenceNsysExports) {
   const std::string ref = test::ReferenceDir();
-  if (ref.empty()) GTEST_SKIP() << "shared/reference is absent";
+  if (ref.empty())
+    GTEST_SKIP() << "shared/reference is absent";
   test::TempDir dir;
   for (const char* name : {"flameox-nsys-2025.5.2", "nsysai-mock-nsys-2026.1.1"}) {
     SCOPED_TRACE(name);
@@ -342,10 +362,12 @@ TEST(Paraver, ReferenceNsysExports) {
     ViewerResult r;
     ASSERT_TRUE(ExportViewer(o, &r).ok());
     ParsedParaver p = Parse(dir.File(name));
-    for (const std::string& e : p.errors) ADD_FAILURE() << e;
+    for (const std::string& e : p.errors)
+      ADD_FAILURE() << e;
     size_t kernel_events = 0;
     for (const PrvRecord& rec : p.records) {
-      for (const auto& [type, value] : rec.values) kernel_events += (type == 63000006 && value != 0);
+      for (const auto& [type, value] : rec.values)
+        kernel_events += (type == 63000006 && value != 0);
     }
     EXPECT_EQ(static_cast<int64_t>(kernel_events), *sql.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
   }

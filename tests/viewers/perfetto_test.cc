@@ -31,19 +31,22 @@ DecodedTrace ExportAndDecode(const std::string& db, const std::string& out, View
   ViewerResult r;
   Status st = ExportViewer(o, &r);
   EXPECT_TRUE(st.ok()) << st.message();
-  if (result != nullptr) *result = r;
+  if (result != nullptr)
+    *result = r;
   return testing::DecodePerfetto(test::ReadFile(out));
 }
 
 std::vector<std::string> Names(const std::vector<const DecodedSlice*>& slices) {
   std::vector<std::string> out;
-  for (const DecodedSlice* s : slices) out.push_back(s->name);
+  for (const DecodedSlice* s : slices)
+    out.push_back(s->name);
   return out;
 }
 
 const DecodedSlice* Find(const std::vector<const DecodedSlice*>& slices, const std::string& name, int64_t start) {
   for (const DecodedSlice* s : slices) {
-    if (s->name == name && s->start_ns == start) return s;
+    if (s->name == name && s->start_ns == start)
+      return s;
   }
   return nullptr;
 }
@@ -53,7 +56,8 @@ TEST(Perfetto, MultiRankTracksSlicesAndFlows) {
   testing::WriteFixture(dir.File("run.sqlite"));
   ViewerResult result;
   DecodedTrace t = ExportAndDecode(dir.File("run.sqlite"), dir.File("run.pftrace"), &result);
-  for (const std::string& e : t.errors) ADD_FAILURE() << e;
+  for (const std::string& e : t.errors)
+    ADD_FAILURE() << e;
   const int ranks = 4;
   EXPECT_EQ(result.processes, 5u);
   ASSERT_EQ(result.outputs, std::vector<std::string>{dir.File("run.pftrace")});
@@ -89,10 +93,10 @@ TEST(Perfetto, MultiRankTracksSlicesAndFlows) {
     EXPECT_EQ(t.tracks[worker].name, "dataloader");
 
     auto on_main = t.SlicesOn(main);
-    EXPECT_EQ(Names(on_main), (std::vector<std::string>{"step", "cudaMalloc", "forward", "cudaLaunchKernel",
-                                                        "cuLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync",
-                                                        "cudaGraphLaunch", "cudaLaunchKernel", "cudaStreamSynchronize",
-                                                        "cudaDeviceSynchronize"}));
+    EXPECT_EQ(Names(on_main),
+              (std::vector<std::string>{"step", "cudaMalloc", "forward", "cudaLaunchKernel", "cuLaunchKernel",
+                                        "cudaMemcpyAsync", "cudaMemsetAsync", "cudaGraphLaunch", "cudaLaunchKernel",
+                                        "cudaStreamSynchronize", "cudaDeviceSynchronize"}));
     const DecodedSlice* step = Find(on_main, "step", Us(1000) + o);
     ASSERT_NE(step, nullptr);
     EXPECT_EQ(step->end_ns, Us(9000) + o);
@@ -107,7 +111,8 @@ TEST(Perfetto, MultiRankTracksSlicesAndFlows) {
     EXPECT_EQ(Names(t.SlicesOn(worker)), (std::vector<std::string>{"cudaLaunchKernel", "cudaLaunchKernel"}));
     std::vector<std::string> marks;
     for (const DecodedSlice& m : t.instants) {
-      if (m.track == main) marks.push_back(m.name + "@" + std::to_string(m.start_ns));
+      if (m.track == main)
+        marks.push_back(m.name + "@" + std::to_string(m.start_ns));
     }
     EXPECT_EQ(marks, std::vector<std::string>{"checkpoint@" + std::to_string(Us(6000) + o)});
 
@@ -130,10 +135,10 @@ TEST(Perfetto, MultiRankTracksSlicesAndFlows) {
     auto s20b = t.TracksNamed("GPU 0 stream 20 (overlapping 1)", process);
     auto sync = t.TracksNamed("GPU 0 synchronization", process);
     ASSERT_EQ(s7.size() + s13.size() + s20.size() + s20b.size() + sync.size(), 5u);
-    EXPECT_EQ(Names(t.SlicesOn(s7[0])),
-              (std::vector<std::string>{"void compute_kernel<float>(float *, int)", "Memcpy HtoD (Pageable -> Device)",
-                                        "Memset (Device)", "graph_node_a(float *)", "graph_node_b(float *)",
-                                        "Stream Sync"}));
+    EXPECT_EQ(
+        Names(t.SlicesOn(s7[0])),
+        (std::vector<std::string>{"void compute_kernel<float>(float *, int)", "Memcpy HtoD (Pageable -> Device)",
+                                  "Memset (Device)", "graph_node_a(float *)", "graph_node_b(float *)", "Stream Sync"}));
     EXPECT_EQ(Names(t.SlicesOn(s20[0])), std::vector<std::string>{"void compute_kernel<float>(float *, int)"});
     EXPECT_EQ(Names(t.SlicesOn(s20b[0])), std::vector<std::string>{"void other_kernel(int)"});
     EXPECT_EQ(Names(t.SlicesOn(sync[0])), std::vector<std::string>{"Context Sync"});
@@ -151,13 +156,14 @@ TEST(Perfetto, MultiRankTracksSlicesAndFlows) {
     std::map<uint64_t, std::string> starts;
     for (uint64_t thread : {main, worker}) {
       for (const DecodedSlice* s : t.SlicesOn(thread)) {
-        for (uint64_t id : s->flow_ids) starts[id] = s->name + "/" + s->args.at("correlation_id");
+        for (uint64_t id : s->flow_ids)
+          starts[id] = s->name + "/" + s->args.at("correlation_id");
       }
     }
     EXPECT_EQ(starts.size(), static_cast<size_t>(FixtureRank::kLaunchesWithGpu));
     for (const auto& [id, what] : starts) {
-      EXPECT_EQ(id, FlowId(testing::GlobalTid(testing::FixtureHw(r), pid, 0),
-                           std::stoll(what.substr(what.find('/') + 1))));
+      EXPECT_EQ(id,
+                FlowId(testing::GlobalTid(testing::FixtureHw(r), pid, 0), std::stoll(what.substr(what.find('/') + 1))));
       EXPECT_TRUE(all_flow_starts.insert(id).second) << "flow id reused across ranks";
     }
     size_t ended = 0, continued = 0;
@@ -192,7 +198,8 @@ TEST(Perfetto, MultiRankTracksSlicesAndFlows) {
     EXPECT_EQ(t.tracks[sm[0]].kind, 3);
     std::vector<int64_t> values;
     for (const auto& [track, sample] : t.counters) {
-      if (track == sm[0]) values.push_back(sample.second);
+      if (track == sm[0])
+        values.push_back(sample.second);
     }
     EXPECT_EQ(values, (std::vector<int64_t>{10 + gpu, 11 + gpu, 12 + gpu}));
   }
@@ -211,7 +218,8 @@ TEST(Perfetto, NcclOperationsTableGetsItsOwnTrack) {
   options.extra_process = false;
   testing::WriteFixture(dir.File("run.sqlite"), options);
   DecodedTrace t = ExportAndDecode(dir.File("run.sqlite"), dir.File("run.pftrace"));
-  for (const std::string& e : t.errors) ADD_FAILURE() << e;
+  for (const std::string& e : t.errors)
+    ADD_FAILURE() << e;
   for (int r = 0; r < 2; ++r) {
     auto ops = t.TracksNamed("NCCL operations", t.ProcessTrack(FixturePid(r)));
     ASSERT_EQ(ops.size(), 1u);
@@ -235,18 +243,21 @@ TEST(Perfetto, TablesMayBeMissing) {
     db.Kernel(Us(15), Us(30), testing::GlobalTid(0, 42, 0), 7, 2, "k(int)", "k");
   }
   DecodedTrace t = ExportAndDecode(dir.File("kernels.sqlite"), dir.File("kernels.pftrace"));
-  for (const std::string& e : t.errors) ADD_FAILURE() << e;
+  for (const std::string& e : t.errors)
+    ADD_FAILURE() << e;
   EXPECT_EQ(t.begins, 2u);
   ASSERT_NE(t.ProcessTrack(42), 0u);
   EXPECT_EQ(t.tracks[t.ProcessTrack(42)].name, "process 42 [rank 0]");
   EXPECT_EQ(t.TracksNamed("GPU 0 stream 7 (overlapping 1)").size(), 1u);
-  for (const DecodedSlice& s : t.slices) EXPECT_TRUE(s.flow_ids.empty() && s.terminating_flow_ids.empty());
+  for (const DecodedSlice& s : t.slices)
+    EXPECT_TRUE(s.flow_ids.empty() && s.terminating_flow_ids.empty());
   {
     testing::FixtureDb db(dir.File("nvtx.sqlite"));
     db.Nvtx(59, Us(1), Us(5), testing::GlobalTid(0, 7, 8), "only", false, 0);
   }
   t = ExportAndDecode(dir.File("nvtx.sqlite"), dir.File("nvtx.pftrace"));
-  for (const std::string& e : t.errors) ADD_FAILURE() << e;
+  for (const std::string& e : t.errors)
+    ADD_FAILURE() << e;
   ASSERT_EQ(t.slices.size(), 1u);
   EXPECT_EQ(t.tracks[t.ThreadTrack(7, 8)].name, "thread 8");
   {
@@ -260,7 +271,8 @@ TEST(Perfetto, TablesMayBeMissing) {
   ViewerResult r;
   Status st = ExportViewer(o, &r);
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.message(), dir.File("empty.sqlite") + ": no events to export (no NVTX, CUDA or NCCL rows of any process)");
+  EXPECT_EQ(st.message(),
+            dir.File("empty.sqlite") + ": no events to export (no NVTX, CUDA or NCCL rows of any process)");
   EXPECT_TRUE(dir.Find(".pftrace").size() == 2u);  // kernels + nvtx; nothing left by the failure
 }
 
@@ -272,11 +284,14 @@ TEST(Perfetto, SamePidOnTwoHostsStaysTwoProcesses) {
     db.Runtime(Us(1), Us(3), testing::GlobalTid(1, 100, 100), 1, "cudaFree_v3020");
   }
   DecodedTrace t = ExportAndDecode(dir.File("two.sqlite"), dir.File("two.pftrace"));
-  for (const std::string& e : t.errors) ADD_FAILURE() << e;
+  for (const std::string& e : t.errors)
+    ADD_FAILURE() << e;
   std::set<int64_t> pids, tids;
   for (const auto& [uuid, track] : t.tracks) {
-    if (track.kind == 1) pids.insert(track.pid);
-    if (track.kind == 2) tids.insert(track.tid);
+    if (track.kind == 1)
+      pids.insert(track.pid);
+    if (track.kind == 2)
+      tids.insert(track.tid);
   }
   EXPECT_EQ(pids.size(), 2u);
   EXPECT_EQ(pids.count(100), 1u);
@@ -300,7 +315,8 @@ TEST(Perfetto, NamesPastTheInterningBudgetAreWrittenInline) {
   }
   ASSERT_TRUE(file->Commit().ok());
   DecodedTrace t = testing::DecodePerfetto(test::ReadFile(dir.File("b.pftrace")));
-  for (const std::string& e : t.errors) ADD_FAILURE() << e;
+  for (const std::string& e : t.errors)
+    ADD_FAILURE() << e;
   EXPECT_EQ(t.interned_names, 2u);
   EXPECT_EQ(Names(t.SlicesOn(1)), (std::vector<std::string>{"name0", "name1", "name2", "name3"}));
   EXPECT_EQ(t.SlicesOn(1)[3]->args.at("i"), "3");
@@ -308,7 +324,8 @@ TEST(Perfetto, NamesPastTheInterningBudgetAreWrittenInline) {
 
 TEST(Perfetto, ReferenceNsysExports) {
   const std::string ref = test::ReferenceDir();
-  if (ref.empty()) GTEST_SKIP() << "shared/reference is absent";
+  if (ref.empty())
+    GTEST_SKIP() << "shared/reference is absent";
   test::TempDir dir;
   for (const char* name : {"flameox-nsys-2025.5.2.sqlite", "nsysai-mock-nsys-2026.1.1.sqlite"}) {
     SCOPED_TRACE(name);
@@ -321,12 +338,14 @@ TEST(Perfetto, ReferenceNsysExports) {
                        *sql.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
     int64_t kernels = *sql.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
     DecodedTrace t = ExportAndDecode(db, dir.File(std::string(name) + ".pftrace"));
-    for (const std::string& e : t.errors) ADD_FAILURE() << e;
+    for (const std::string& e : t.errors)
+      ADD_FAILURE() << e;
     EXPECT_EQ(static_cast<int64_t>(t.begins), expected);
     // Every kernel is the end of a flow from its launch.
     size_t kernel_flows = 0;
     for (const DecodedSlice& s : t.slices) {
-      if (s.category == "kernel") kernel_flows += s.terminating_flow_ids.size() + s.flow_ids.size();
+      if (s.category == "kernel")
+        kernel_flows += s.terminating_flow_ids.size() + s.flow_ids.size();
     }
     EXPECT_EQ(static_cast<int64_t>(kernel_flows), kernels);
   }

@@ -37,10 +37,10 @@ TEST(Pieces, EndQueueOrdersByTimeAndClosesInnerFirst) {
 
 TEST(Pieces, LanesKeepEveryLaneNested) {
   LaneAllocator lanes;
-  EXPECT_EQ(lanes.Place(0, 100), 0u);   // outer
-  EXPECT_EQ(lanes.Place(10, 50), 0u);   // nested
-  EXPECT_EQ(lanes.Place(40, 120), 1u);  // crosses both ends: another lane
-  EXPECT_EQ(lanes.Place(60, 90), 0u);   // nested in outer again (10..50 ended)
+  EXPECT_EQ(lanes.Place(0, 100), 0u);    // outer
+  EXPECT_EQ(lanes.Place(10, 50), 0u);    // nested
+  EXPECT_EQ(lanes.Place(40, 120), 1u);   // crosses both ends: another lane
+  EXPECT_EQ(lanes.Place(60, 90), 0u);    // nested in outer again (10..50 ended)
   EXPECT_EQ(lanes.Place(100, 130), 0u);  // everything on lane 0 ended by 100
   EXPECT_EQ(lanes.Place(110, 140), 2u);  // crosses lane 0's 130 and lane 1's 120
   EXPECT_EQ(lanes.lanes(), 3u);
@@ -62,8 +62,11 @@ TEST(Pieces, NameTableIsBounded) {
 
 TEST(Pieces, JsonText) {
   std::string s;
-  AppendJsonString(&s, std::string("a\"b\\c\n\x1f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") + "\xc3" + "x" + "\xed\xa0\x80");
-  EXPECT_EQ(s, "\"a\\\"b\\\\c\\n\\u001f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbdx\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+  AppendJsonString(&s,
+                   std::string("a\"b\\c\n\x1f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") + "\xc3" + "x" + "\xed\xa0\x80");
+  EXPECT_EQ(
+      s,
+      "\"a\\\"b\\\\c\\n\\u001f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbdx\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
   s.clear();
   AppendMicros(&s, 1234567);
   s += " ";
@@ -107,10 +110,12 @@ TEST(Pieces, ProgressDrawsOnlyWhenEnabled) {
   ASSERT_NE(f, nullptr);
   {
     Progress off("export x", 5000, false, f);
-    for (uint64_t i = 1; i <= 5000; ++i) off.Update(i);
+    for (uint64_t i = 1; i <= 5000; ++i)
+      off.Update(i);
     off.Finish();
     Progress on("export x", 5000, true, f);
-    for (uint64_t i = 1; i <= 5000; ++i) on.Update(i);
+    for (uint64_t i = 1; i <= 5000; ++i)
+      on.Update(i);
     on.Finish();
     EXPECT_TRUE(on.drew());
   }

@@ -20,7 +20,9 @@ namespace gt::viewers::testing {
 constexpr int64_t GlobalTid(int64_t hw, int64_t pid, int64_t tid) {
   return (hw << 56) | (int64_t{1} << 48) | (pid << 24) | tid;
 }
-constexpr int64_t Us(int64_t us) { return us * 1000; }  // fixture times are whole microseconds
+constexpr int64_t Us(int64_t us) {
+  return us * 1000;
+}  // fixture times are whole microseconds
 
 struct FixtureOptions {
   int ranks = 4;
@@ -40,10 +42,10 @@ struct FixtureRank {
   static constexpr int kKernels = 6;
   static constexpr int kMemcpys = 1;
   static constexpr int kMemsets = 1;
-  static constexpr int kSyncs = 2;            // stream sync (stream 7), context sync (no stream)
-  static constexpr int kStreams = 4;          // 7, 13, 20, and the no-stream synchronization row
-  static constexpr int kThreads = 2;          // python (main), dataloader
-  static constexpr int kMetricSamples = 6;    // 2 metrics x 3 samples
+  static constexpr int kSyncs = 2;          // stream sync (stream 7), context sync (no stream)
+  static constexpr int kStreams = 4;        // 7, 13, 20, and the no-stream synchronization row
+  static constexpr int kThreads = 2;        // python (main), dataloader
+  static constexpr int kMetricSamples = 6;  // 2 metrics x 3 samples
 };
 
 int64_t FixturePid(int rank);        // 1000 + rank
@@ -70,10 +72,20 @@ class FixtureDb {
   void Run(const std::string& sql, const std::vector<Value>& values);
 
   void Runtime(int64_t start, int64_t end, int64_t gtid, int64_t corr, const std::string& name, int64_t cls = 0);
-  void Kernel(int64_t start, int64_t end, int64_t gpid, int64_t stream, int64_t corr, const std::string& name,
+  void Kernel(int64_t start,
+              int64_t end,
+              int64_t gpid,
+              int64_t stream,
+              int64_t corr,
+              const std::string& name,
               const std::string& short_name);
-  void Nvtx(int64_t type, int64_t start, std::optional<int64_t> end, int64_t gtid, const std::string& text,
-            bool registered, int64_t domain);
+  void Nvtx(int64_t type,
+            int64_t start,
+            std::optional<int64_t> end,
+            int64_t gtid,
+            const std::string& text,
+            bool registered,
+            int64_t domain);
   sqlite3* handle() { return db_; }
 
  private:

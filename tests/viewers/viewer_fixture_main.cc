@@ -8,8 +8,9 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: viewer_fixture OUT.sqlite [--ranks N] [--no-extra-process] [--no-metrics] "
-                         "[--nccl-operations]\n");
+    std::fprintf(stderr,
+                 "usage: viewer_fixture OUT.sqlite [--ranks N] [--no-extra-process] [--no-metrics] "
+                 "[--nccl-operations]\n");
     return 2;
   }
   gt::viewers::testing::FixtureOptions options;
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (options.ranks < 1 || options.ranks > 64) return 2;
+  if (options.ranks < 1 || options.ranks > 64)
+    return 2;
   gt::viewers::testing::WriteFixture(argv[1], options);
   return 0;
 }

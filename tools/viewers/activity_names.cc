@@ -15,9 +15,11 @@ bool Contains(std::string_view s, std::string_view part) {
 
 std::string ApiDisplayName(std::string_view name) {
   size_t v = name.rfind("_v");
-  if (v == std::string_view::npos || v == 0 || v + 2 >= name.size()) return std::string(name);
+  if (v == std::string_view::npos || v == 0 || v + 2 >= name.size())
+    return std::string(name);
   for (size_t i = v + 2; i < name.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::string(name);
+    if (!std::isdigit(static_cast<unsigned char>(name[i])))
+      return std::string(name);
   }
   return std::string(name.substr(0, v));
 }
@@ -26,14 +28,16 @@ std::string MemcpyKindShort(int64_t copy_kind) {
   // ENUM_CUDA_MEMCPY_OPER (= CUPTI's copyKind, plus nsys's unified-memory kinds 11-13).
   static const char* const kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
                                        "DtoA",    "DtoD", "HtoH", "PtoP", "HtoD", "DtoH", "DtoD"};
-  if (copy_kind < 0 || copy_kind >= static_cast<int64_t>(std::size(kNames))) return "Unknown";
+  if (copy_kind < 0 || copy_kind >= static_cast<int64_t>(std::size(kNames)))
+    return "Unknown";
   return kNames[copy_kind];
 }
 
 std::string MemoryKindLabel(int64_t mem_kind) {
   if (const nsys::EnumTable* t = nsys::FindEnumTable("ENUM_CUDA_MEM_KIND")) {
     for (const nsys::EnumRow& row : t->rows) {
-      if (row.id == mem_kind && row.label != nullptr) return row.label;
+      if (row.id == mem_kind && row.label != nullptr)
+        return row.label;
     }
   }
   return "Unknown";
@@ -41,7 +45,8 @@ std::string MemoryKindLabel(int64_t mem_kind) {
 
 std::string MemcpyName(int64_t copy_kind, int64_t src_kind, int64_t dst_kind) {
   std::string name = "Memcpy " + MemcpyKindShort(copy_kind);
-  if (src_kind >= 0 && dst_kind >= 0) name += " (" + MemoryKindLabel(src_kind) + " -> " + MemoryKindLabel(dst_kind) + ")";
+  if (src_kind >= 0 && dst_kind >= 0)
+    name += " (" + MemoryKindLabel(src_kind) + " -> " + MemoryKindLabel(dst_kind) + ")";
   return name;
 }
 
@@ -51,11 +56,16 @@ std::string MemsetName(int64_t mem_kind) {
 
 std::string SyncName(int64_t sync_type) {
   switch (sync_type) {
-    case 1: return "Event Sync";
-    case 2: return "Stream Wait Event";
-    case 3: return "Stream Sync";
-    case 4: return "Context Sync";
-    default: return "Unknown Sync";
+    case 1:
+      return "Event Sync";
+    case 2:
+      return "Stream Wait Event";
+    case 3:
+      return "Stream Sync";
+    case 4:
+      return "Context Sync";
+    default:
+      return "Unknown Sync";
   }
 }
 
@@ -72,9 +82,12 @@ ApiCategory CategorizeApi(std::string_view name) {
       Contains(name, "EventQuery") || Contains(name, "StreamQuery")) {
     return ApiCategory::kSynchronization;
   }
-  if (Contains(name, "Launch")) return ApiCategory::kLaunch;
-  if (Contains(name, "Free")) return ApiCategory::kFree;
-  if (Contains(name, "Malloc") || Contains(name, "Alloc")) return ApiCategory::kAllocation;
+  if (Contains(name, "Launch"))
+    return ApiCategory::kLaunch;
+  if (Contains(name, "Free"))
+    return ApiCategory::kFree;
+  if (Contains(name, "Malloc") || Contains(name, "Alloc"))
+    return ApiCategory::kAllocation;
   return ApiCategory::kOther;
 }
 

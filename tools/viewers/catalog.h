@@ -20,22 +20,28 @@ namespace gt::viewers {
 
 // Serialized ids (fact sheet §3 fact 3): globalTid = <hw:8><vm:8><pid:24><tid:24>.
 inline constexpr int64_t kPidMask = -16777216;  // 0xFFFFFFFFFF000000: globalTid -> globalPid
-inline uint32_t PidOf(int64_t global_id) { return static_cast<uint32_t>((global_id >> 24) & 0xFFFFFF); }
-inline uint32_t TidOf(int64_t global_tid) { return static_cast<uint32_t>(global_tid & 0xFFFFFF); }
-inline int64_t HostKeyOf(int64_t global_id) { return global_id & static_cast<int64_t>(0xFFFF000000000000ULL); }
+inline uint32_t PidOf(int64_t global_id) {
+  return static_cast<uint32_t>((global_id >> 24) & 0xFFFFFF);
+}
+inline uint32_t TidOf(int64_t global_tid) {
+  return static_cast<uint32_t>(global_tid & 0xFFFFFF);
+}
+inline int64_t HostKeyOf(int64_t global_id) {
+  return global_id & static_cast<int64_t>(0xFFFF000000000000ULL);
+}
 
 // CUPTI's "no stream" value in SYNCHRONIZATION.streamId (context and event syncs).
 inline constexpr int64_t kInvalidStream = 4294967295;
 
 struct ProcessInfo {
   int64_t global_pid = 0;
-  uint32_t pid = 0;       // OS pid
-  int32_t view_pid = 0;   // pid shown in viewers: the OS pid unless two hosts share it
-  std::string name;       // PROCESSES.name (executable), or "process <pid>"
-  int32_t rank = 0;       // launcher rank (MPI_RANKS) or assigned after the largest one
+  uint32_t pid = 0;      // OS pid
+  int32_t view_pid = 0;  // pid shown in viewers: the OS pid unless two hosts share it
+  std::string name;      // PROCESSES.name (executable), or "process <pid>"
+  int32_t rank = 0;      // launcher rank (MPI_RANKS) or assigned after the largest one
   bool rank_from_launcher = false;
-  std::string host;       // TARGET_INFO_SYSTEM_ENV Hostname of the process's host, or "host<N>"
-  uint32_t host_index = 0;  // dense index of the host in this export
+  std::string host;                  // TARGET_INFO_SYSTEM_ENV Hostname of the process's host, or "host<N>"
+  uint32_t host_index = 0;           // dense index of the host in this export
   bool has_nccl_operations = false;  // rows in GTRACE_NCCL_OPERATIONS
 };
 
@@ -54,7 +60,7 @@ struct StreamInfo {
 };
 
 struct GpuInfo {
-  int64_t id = 0;         // TARGET_INFO_GPU.id
+  int64_t id = 0;  // TARGET_INFO_GPU.id
   int64_t cu_device = -1;
   std::string name;
   int64_t total_memory_bytes = 0, sm_count = 0, compute_major = 0, compute_minor = 0;
@@ -82,7 +88,7 @@ class Catalog {
 
   const std::string& source() const { return source_; }
   int64_t utc_epoch_ns() const { return utc_epoch_ns_; }
-  int64_t end_ns() const { return end_ns_; }  // latest end of any event (or the session duration)
+  int64_t end_ns() const { return end_ns_; }           // latest end of any event (or the session duration)
   uint64_t total_rows() const { return total_rows_; }  // events to stream (for progress)
   const TablePresence& tables() const { return tables_; }
 

@@ -20,11 +20,13 @@ class EndQueue {
   // Calls fn(time_ns, item) for every end at or before `time_ns`, in time order.
   template <typename F>
   void PopThrough(int64_t time_ns, F&& fn) {
-    while (!heap_.empty() && heap_.top().time_ns <= time_ns) PopOne(fn);
+    while (!heap_.empty() && heap_.top().time_ns <= time_ns)
+      PopOne(fn);
   }
   template <typename F>
   void PopAll(F&& fn) {
-    while (!heap_.empty()) PopOne(fn);
+    while (!heap_.empty())
+      PopOne(fn);
   }
   size_t size() const { return heap_.size(); }
 
@@ -36,7 +38,8 @@ class EndQueue {
   };
   struct Later {
     bool operator()(const Entry& a, const Entry& b) const {
-      if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
+      if (a.time_ns != b.time_ns)
+        return a.time_ns > b.time_ns;
       return a.seq < b.seq;  // equal times: the later-scheduled end first
     }
   };

@@ -16,9 +16,9 @@ enum class EventKind : uint8_t {
   kKernel,
   kMemcpy,
   kMemset,
-  kSync,          // GPU-side synchronization (SYNCHRONIZATION table)
-  kMetric,        // one GPU_METRICS sample of one metric
-  kNcclOp,        // one NCCL operation from GTRACE_NCCL_OPERATIONS
+  kSync,    // GPU-side synchronization (SYNCHRONIZATION table)
+  kMetric,  // one GPU_METRICS sample of one metric
+  kNcclOp,  // one NCCL operation from GTRACE_NCCL_OPERATIONS
 };
 
 inline constexpr int kEventKinds = 10;
@@ -26,13 +26,13 @@ inline constexpr int kEventKinds = 10;
 struct Event {
   EventKind kind = EventKind::kNvtxRange;
   int64_t start_ns = 0;
-  int64_t end_ns = 0;     // == start_ns for instants and samples
+  int64_t end_ns = 0;      // == start_ns for instants and samples
   int64_t global_tid = 0;  // CPU events: the thread (0 when unknown)
   int64_t global_pid = 0;
-  int64_t device_id = -1;   // GPU events: CUDA ordinal in the process
-  int64_t stream_id = -1;   // GPU events; -1 for device-wide synchronizations
+  int64_t device_id = -1;  // GPU events: CUDA ordinal in the process
+  int64_t stream_id = -1;  // GPU events; -1 for device-wide synchronizations
   int64_t correlation_id = -1;
-  std::string name;         // NVTX text, API name (version suffix kept), kernel (demangled) name, metric name
+  std::string name;  // NVTX text, API name (version suffix kept), kernel (demangled) name, metric name
 
   // NVTX
   int64_t domain_id = 0;
@@ -41,7 +41,7 @@ struct Event {
   // API calls
   int64_t event_class = 0;  // 0 runtime, 1 driver
   int64_t return_value = 0;
-  int64_t gpu_ops = 0;  // GPU activities this call launched (0: none, so no flow)
+  int64_t gpu_ops = 0;             // GPU activities this call launched (0: none, so no flow)
   int64_t first_gpu_start_ns = 0;  // the earliest of them (gpu_ops > 0)
   int64_t first_gpu_device = -1, first_gpu_stream = -1;
 

@@ -41,8 +41,10 @@ EventSource::~EventSource() {
 Status EventSource::Open(SqliteReader* db, const Catalog* catalog, std::unique_ptr<EventSource>* out) {
   std::unique_ptr<EventSource> source(new EventSource(db, catalog));
   Status st = source->BuildLaunchTable();
-  if (st.ok()) st = source->AddCursors();
-  if (!st.ok()) return Status::Error(db->path() + ": " + st.message());
+  if (st.ok())
+    st = source->AddCursors();
+  if (!st.ok())
+    return Status::Error(db->path() + ": " + st.message());
   *out = std::move(source);
   return Status::Ok();
 }
@@ -50,13 +52,16 @@ Status EventSource::Open(SqliteReader* db, const Catalog* catalog, std::unique_p
 Status EventSource::BuildLaunchTable() {
   const TablePresence& t = catalog_->tables();
   std::string gpu;
-  for (const auto& [present, table] : {std::pair{t.kernel, kKernel}, std::pair{t.memcpy, kMemcpy},
-                                       std::pair{t.memset, kMemset}}) {
-    if (!present) continue;
+  for (const auto& [present, table] :
+       {std::pair{t.kernel, kKernel}, std::pair{t.memcpy, kMemcpy}, std::pair{t.memset, kMemset}}) {
+    if (!present)
+      continue;
     gpu += std::string(gpu.empty() ? "" : " UNION ALL ") +
-           "SELECT globalPid AS gpid, correlationId AS corr, start, deviceId AS device, streamId AS stream FROM " + table;
+           "SELECT globalPid AS gpid, correlationId AS corr, start, deviceId AS device, streamId AS stream FROM " +
+           table;
   }
-  if (gpu.empty() || !t.runtime) return Status::Ok();
+  if (gpu.empty() || !t.runtime)
+    return Status::Ok();
   // nsys has no indexes; these TEMP tables make the launch <-> activity join a lookup, not a scan.
   // min(start) picks one row per group, and SQLite returns that row's other bare columns: the first
   // GPU activity of a launch (device, stream), and one API row should a correlation id repeat.
@@ -73,7 +78,8 @@ Status EventSource::BuildLaunchTable() {
       ") AND g.corr = r.correlationId WHERE r.eventClass IN (0, 1) GROUP BY g.gpid, g.corr;"
       "CREATE UNIQUE INDEX temp.gt_viewer_launch_key ON gt_viewer_launch (gpid, corr);";
   Status st = db_->Exec(sql);
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   have_launch_table_ = true;
   return Status::Ok();
 }
@@ -84,7 +90,8 @@ Status EventSource::AddCursors() {
   auto add = [&](const std::string& sql, int priority, std::function<bool(const Query&, Event*)> decode) {
     auto c = std::make_unique<Cursor>();
     Status st = db_->Prepare(sql, &c->query);
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
     c->decode = std::move(decode);
     c->priority = priority;
     cursors_.push_back(std::move(c));
@@ -127,12 +134,14 @@ Status EventSource::AddCursors() {
       e->color_argb = q.IsNull(6) ? -1 : (q.Int(6) & 0xFFFFFFFF);
       return true;
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (t.runtime) {
     std::string sql =
         std::string("SELECT r.start, r.end, r.globalTid, r.correlationId, s.value, r.eventClass, r.returnValue, ") +
-        (have_launch_table_ ? "l.n, l.first_start, l.device, l.stream" : "NULL, NULL, NULL, NULL") + " FROM " + kRuntime + " r LEFT JOIN StringIds s ON s.id = r.nameId" +
+        (have_launch_table_ ? "l.n, l.first_start, l.device, l.stream" : "NULL, NULL, NULL, NULL") + " FROM " +
+        kRuntime + " r LEFT JOIN StringIds s ON s.id = r.nameId" +
         (have_launch_table_ ? " LEFT JOIN temp.gt_viewer_launch l ON l.gpid = (r.globalTid & " + kMask +
                                   ") AND l.corr = r.correlationId AND l.tid = r.globalTid AND l.start = r.start"
                             : "") +
@@ -153,13 +162,15 @@ Status EventSource::AddCursors() {
       e->first_gpu_stream = q.IsNull(10) ? -1 : q.Int(10);
       return true;
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (t.kernel) {
-    std::string sql = std::string("SELECT g.start, g.end, g.globalPid, g.deviceId, g.streamId, g.correlationId, "
-                                  "coalesce(sd.value, ss.value, 'kernel'), coalesce(ss.value, sd.value, 'kernel'), "
-                                  "g.gridX, g.gridY, g.gridZ, g.blockX, g.blockY, g.blockZ, g.registersPerThread, "
-                                  "g.staticSharedMemory, g.dynamicSharedMemory") +
+    std::string sql = std::string(
+                          "SELECT g.start, g.end, g.globalPid, g.deviceId, g.streamId, g.correlationId, "
+                          "coalesce(sd.value, ss.value, 'kernel'), coalesce(ss.value, sd.value, 'kernel'), "
+                          "g.gridX, g.gridY, g.gridZ, g.blockX, g.blockY, g.blockZ, g.registersPerThread, "
+                          "g.staticSharedMemory, g.dynamicSharedMemory") +
                       launch_cols + " FROM " + kKernel +
                       " g LEFT JOIN StringIds sd ON sd.id = g.demangledName"
                       " LEFT JOIN StringIds ss ON ss.id = g.shortName" +
@@ -184,11 +195,13 @@ Status EventSource::AddCursors() {
       decode_launch(q, 17, e);
       return true;
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (t.memcpy) {
-    std::string sql = std::string("SELECT g.start, g.end, g.globalPid, g.deviceId, g.streamId, g.correlationId, "
-                                  "g.bytes, g.copyKind, ") +
+    std::string sql = std::string(
+                          "SELECT g.start, g.end, g.globalPid, g.deviceId, g.streamId, g.correlationId, "
+                          "g.bytes, g.copyKind, ") +
                       Col(db_, kMemcpy, "g", "srcKind", "NULL") + ", " + Col(db_, kMemcpy, "g", "dstKind", "NULL") +
                       launch_cols + " FROM " + kMemcpy + " g" + launch_join + " ORDER BY g.start, g.end DESC";
     st = add(sql, 3, [decode_launch](const Query& q, Event* e) {
@@ -206,11 +219,13 @@ Status EventSource::AddCursors() {
       decode_launch(q, 10, e);
       return true;
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (t.memset) {
-    std::string sql = std::string("SELECT g.start, g.end, g.globalPid, g.deviceId, g.streamId, g.correlationId, "
-                                  "g.bytes, ") +
+    std::string sql = std::string(
+                          "SELECT g.start, g.end, g.globalPid, g.deviceId, g.streamId, g.correlationId, "
+                          "g.bytes, ") +
                       Col(db_, kMemset, "g", "memKind", "NULL") + launch_cols + " FROM " + kMemset + " g" +
                       launch_join + " ORDER BY g.start, g.end DESC";
     st = add(sql, 4, [decode_launch](const Query& q, Event* e) {
@@ -226,7 +241,8 @@ Status EventSource::AddCursors() {
       decode_launch(q, 8, e);
       return true;
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (t.sync) {
     std::string sql = std::string("SELECT start, end, globalPid, deviceId, streamId, correlationId, syncType FROM ") +
@@ -242,13 +258,15 @@ Status EventSource::AddCursors() {
       e->sync_type = q.Int(6);
       return true;
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (t.metrics) {
     st = add("SELECT timestamp, typeId, metricId, value FROM GPU_METRICS ORDER BY timestamp, typeId, metricId", 6,
              [catalog](const Query& q, Event* e) {
                auto m = catalog->FindMetric(q.Int(1), q.Int(2));
-               if (!m) return false;
+               if (!m)
+                 return false;
                e->kind = EventKind::kMetric;
                e->start_ns = e->end_ns = q.Int(0);
                e->metric = *m;
@@ -257,7 +275,8 @@ Status EventSource::AddCursors() {
                e->value = q.Int(3);
                return true;
              });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (!t.nccl_operations.empty()) {
     const char* o = "GTRACE_NCCL_OPERATIONS";
@@ -287,10 +306,12 @@ Status EventSource::AddCursors() {
       e->nccl_gpu_time = q.Int(10) != 0;
       return true;
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   for (size_t i = 0; i < cursors_.size(); ++i) {
-    if (!(st = Advance(i)).ok()) return st;
+    if (!(st = Advance(i)).ok())
+      return st;
   }
   return Status::Ok();
 }
@@ -308,7 +329,8 @@ Status EventSource::Advance(size_t index) {
       break;
     }
   }
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   if (c.pending) {
     heap_.push_back(index);
     std::push_heap(heap_.begin(), heap_.end(), [this](size_t a, size_t b) { return Later(a, b); });
@@ -319,7 +341,8 @@ Status EventSource::Advance(size_t index) {
 bool EventSource::Later(size_t a, size_t b) const {
   const Cursor& x = *cursors_[a];
   const Cursor& y = *cursors_[b];
-  if (x.current.start_ns != y.current.start_ns) return x.current.start_ns > y.current.start_ns;
+  if (x.current.start_ns != y.current.start_ns)
+    return x.current.start_ns > y.current.start_ns;
   return x.priority > y.priority;
 }
 
@@ -334,7 +357,8 @@ Status EventSource::Next(Event* event, bool* done) {
   heap_.pop_back();
   *event = std::move(cursors_[index]->current);
   Status st = Advance(index);
-  if (!st.ok()) return Status::Error(db_->path() + ": " + st.message());
+  if (!st.ok())
+    return Status::Error(db_->path() + ": " + st.message());
   return Status::Ok();
 }
 

@@ -10,19 +10,24 @@ size_t Utf8Length(std::string_view s, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   unsigned char c = byte(i);
   size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
   for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
   }
   // Reject overlong forms, surrogates and code points past U+10FFFF.
-  if (n == 2 && c < 0xC2) return 0;
+  if (n == 2 && c < 0xC2)
+    return 0;
   if (n == 3) {
     unsigned char c1 = byte(i + 1);
-    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return 0;
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0))
+      return 0;
   }
   if (n == 4) {
     unsigned char c1 = byte(i + 1);
-    if ((c == 0xF0 && c1 < 0x90) || c > 0xF4 || (c == 0xF4 && c1 >= 0x90)) return 0;
+    if ((c == 0xF0 && c1 < 0x90) || c > 0xF4 || (c == 0xF4 && c1 >= 0x90))
+      return 0;
   }
   return n;
 }
@@ -40,9 +45,15 @@ void AppendJsonString(std::string* out, std::string_view text) {
     } else if (c < 0x20) {
       char buf[8];
       switch (c) {
-        case '\n': out->append("\\n"); break;
-        case '\t': out->append("\\t"); break;
-        case '\r': out->append("\\r"); break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
         default:
           std::snprintf(buf, sizeof(buf), "\\u%04x", c);
           out->append(buf);

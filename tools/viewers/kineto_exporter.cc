@@ -75,23 +75,27 @@ Status KinetoExporter::Init() {
   rank_of_process_.resize(processes.size());
   for (size_t p = 0; p < processes.size(); ++p) {
     auto [it, added] = index.emplace(processes[p].rank, ranks_.size());
-    if (added) ranks_.emplace_back().rank = processes[p].rank;
+    if (added)
+      ranks_.emplace_back().rank = processes[p].rank;
     ranks_[it->second].processes.push_back(p);
     rank_of_process_[p] = it->second;
   }
-  for (const StreamInfo& s : catalog_.streams()) ranks_[rank_of_process_[s.process]].devices.insert(s.device_id);
+  for (const StreamInfo& s : catalog_.streams())
+    ranks_[rank_of_process_[s.process]].devices.insert(s.device_id);
   // Kineto puts GPU events on pid = device ordinal; a host pid equal to one (pid 1 in a container)
   // would merge with it, so such a pid moves out of the way.
   cpu_pids_.resize(processes.size());
   for (size_t p = 0; p < processes.size(); ++p) {
     int64_t pid = processes[p].view_pid;
-    if (ranks_[rank_of_process_[p]].devices.count(pid) != 0) pid += 0x40000000;
+    if (ranks_[rank_of_process_[p]].devices.count(pid) != 0)
+      pid += 0x40000000;
     cpu_pids_[p] = pid;
   }
   for (size_t r = 0; r < ranks_.size(); ++r) {
     for (size_t p : ranks_[r].processes) {
       for (int64_t device : ranks_[r].devices) {
-        if (const GpuInfo* gpu = catalog_.GpuOf(p, device)) metric_target_.emplace(gpu->id, std::pair{r, device});
+        if (const GpuInfo* gpu = catalog_.GpuOf(p, device))
+          metric_target_.emplace(gpu->id, std::pair{r, device});
       }
     }
   }
@@ -116,14 +120,17 @@ void KinetoExporter::Header(Rank* r) {
   for (int64_t device : r->devices) {
     const GpuInfo* g = nullptr;
     for (size_t p : r->processes) {
-      if ((g = catalog_.GpuOf(p, device)) != nullptr) break;
+      if ((g = catalog_.GpuOf(p, device)) != nullptr)
+        break;
     }
     b += first ? "\n    {" : ",\n    {";
     first = false;
     b += "\"id\": " + std::to_string(device) + ", \"name\": ";
     AppendJsonString(&b, g != nullptr ? g->name : "");
     if (g != nullptr) {
-      auto field = [&b](const char* name, int64_t value) { b += std::string(", \"") + name + "\": " + std::to_string(value); };
+      auto field = [&b](const char* name, int64_t value) {
+        b += std::string(", \"") + name + "\": " + std::to_string(value);
+      };
       field("totalGlobalMem", g->total_memory_bytes);
       field("computeMajor", g->compute_major);
       field("computeMinor", g->compute_minor);
@@ -160,14 +167,15 @@ void KinetoExporter::Header(Rank* r) {
   };
   for (size_t p : r->processes) {
     const ProcessInfo& info = catalog_.processes()[p];
-    std::string name = BaseName(info.name) + " (rank " + std::to_string(info.rank) + ", pid " +
-                       std::to_string(info.pid) + ")";
+    std::string name =
+        BaseName(info.name) + " (rank " + std::to_string(info.rank) + ", pid " + std::to_string(info.pid) + ")";
     std::string labels = "rank " + std::to_string(info.rank) + ", " + info.host;
     meta("process_name", CpuPid(p), 0, "name", &name, 0);
     meta("process_labels", CpuPid(p), 0, "labels", &labels, 0);
     meta("process_sort_index", CpuPid(p), 0, "sort_index", nullptr, CpuPid(p));
     for (const ThreadInfo& t : catalog_.threads()) {
-      if (t.process != p) continue;
+      if (t.process != p)
+        continue;
       std::string thread = "thread " + std::to_string(t.tid) + " (" + t.name + ")";
       meta("thread_name", CpuPid(p), t.view_tid, "name", &thread, 0);
     }
@@ -199,7 +207,8 @@ void KinetoExporter::BeginEvent(Rank* r) {
 }
 
 void KinetoExporter::Flush(Rank* r, bool force) {
-  if (r->buf.size() < (1 << 16) && !force) return;
+  if (r->buf.size() < (1 << 16) && !force)
+    return;
   r->file->Write(r->buf);
   r->buf.clear();
 }
@@ -211,13 +220,18 @@ Status KinetoExporter::BeginPass(size_t pass) {
     Rank& r = ranks_[i];
     std::string path = single_file_ ? output_ : dir_->PathOf("rank_" + std::to_string(r.rank) + ".json");
     Status st = OutputFile::Create(path, single_file_ ? force_ : false, &r.file);
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
     Header(&r);
   }
   return Status::Ok();
 }
 
-void KinetoExporter::Complete(Rank* r, const char* cat, std::string_view name, int64_t pid, int64_t tid,
+void KinetoExporter::Complete(Rank* r,
+                              const char* cat,
+                              std::string_view name,
+                              int64_t pid,
+                              int64_t tid,
                               const Event& e) {
   BeginEvent(r);
   std::string& b = r->buf;
@@ -232,11 +246,12 @@ void KinetoExporter::Complete(Rank* r, const char* cat, std::string_view name, i
 void KinetoExporter::Flow(Rank* r, char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts_ns) {
   BeginEvent(r);
   std::string& b = r->buf;
-  b += std::string("{\"ph\": \"") + phase + "\", \"id\": " + std::to_string(id) + ", \"pid\": " +
-       std::to_string(pid) + ", \"tid\": " + std::to_string(tid) + ", \"ts\": ";
+  b += std::string("{\"ph\": \"") + phase + "\", \"id\": " + std::to_string(id) + ", \"pid\": " + std::to_string(pid) +
+       ", \"tid\": " + std::to_string(tid) + ", \"ts\": ";
   AppendMicros(&b, ts_ns);
   b += ", \"cat\": \"ac2g\", \"name\": \"ac2g\"";
-  if (phase == 'f') b += ", \"bp\": \"e\"";  // binds to the enclosing slice: the GPU activity
+  if (phase == 'f')
+    b += ", \"bp\": \"e\"";  // binds to the enclosing slice: the GPU activity
   b += "}";
 }
 
@@ -248,7 +263,8 @@ Status KinetoExporter::OnEvent(const Event& e) {
       return Status::Ok();
     }
     auto [rank, ordinal] = target->second;
-    if (rank < pass_begin_ || rank >= pass_end_) return Status::Ok();
+    if (rank < pass_begin_ || rank >= pass_end_)
+      return Status::Ok();
     Rank* r = &ranks_[rank];
     BeginEvent(r);
     r->buf += "{\"ph\": \"C\", \"cat\": \"gpu_metrics\", \"name\": ";
@@ -265,13 +281,14 @@ Status KinetoExporter::OnEvent(const Event& e) {
     return Status::Ok();
   }
   size_t rank = rank_of_process_[*process];
-  if (rank < pass_begin_ || rank >= pass_end_) return Status::Ok();
+  if (rank < pass_begin_ || rank >= pass_end_)
+    return Status::Ok();
   Rank* r = &ranks_[rank];
   std::string& b = r->buf;
   // Flow ids: Kineto uses the correlation id; it is unique per process, so a rank holding several
   // processes gets ids that include the process.
-  const uint64_t flow_id = r->processes.size() == 1 ? static_cast<uint64_t>(e.correlation_id)
-                                                    : FlowId(e.global_pid, e.correlation_id);
+  const uint64_t flow_id =
+      r->processes.size() == 1 ? static_cast<uint64_t>(e.correlation_id) : FlowId(e.global_pid, e.correlation_id);
   auto thread = catalog_.FindThread(e.global_tid);
   int64_t tid = thread ? catalog_.threads()[*thread].view_tid : TidOf(e.global_tid);
   switch (e.kind) {
@@ -289,7 +306,9 @@ Status KinetoExporter::OnEvent(const Event& e) {
         Complete(r, "user_annotation", e.name, CpuPid(*process), tid, e);
       }
       b += ", \"args\": {\"source\": \"";
-      b += e.kind == EventKind::kNvtxStartEnd ? "nvtx start/end" : e.kind == EventKind::kNvtxMark ? "nvtx mark" : "nvtx";
+      b += e.kind == EventKind::kNvtxStartEnd ? "nvtx start/end"
+           : e.kind == EventKind::kNvtxMark   ? "nvtx mark"
+                                              : "nvtx";
       b += "\"";
       if (!domain.empty()) {
         b += ", \"domain\": ";
@@ -299,12 +318,14 @@ Status KinetoExporter::OnEvent(const Event& e) {
       break;
     }
     case EventKind::kApi: {
-      Complete(r, e.event_class == 1 ? "cuda_driver" : "cuda_runtime", ApiDisplayName(e.name), CpuPid(*process),
-               tid, e);
+      Complete(r, e.event_class == 1 ? "cuda_driver" : "cuda_runtime", ApiDisplayName(e.name), CpuPid(*process), tid,
+               e);
       b += ", \"args\": {\"correlation\": " + std::to_string(e.correlation_id);
-      if (e.return_value != 0) b += ", \"return value\": " + std::to_string(e.return_value);
+      if (e.return_value != 0)
+        b += ", \"return value\": " + std::to_string(e.return_value);
       b += "}}";
-      if (e.gpu_ops > 0) Flow(r, 's', flow_id, CpuPid(*process), tid, e.start_ns);
+      if (e.gpu_ops > 0)
+        Flow(r, 's', flow_id, CpuPid(*process), tid, e.start_ns);
       break;
     }
     case EventKind::kKernel:
@@ -316,39 +337,43 @@ Status KinetoExporter::OnEvent(const Event& e) {
       int64_t row = e.stream_id < 0 ? 0 : e.stream_id;
       if (e.kind == EventKind::kKernel) {
         Complete(r, "kernel", e.name, e.device_id, row, e);
-        b += ", \"args\": {\"device\": " + std::to_string(e.device_id) + ", \"stream\": " +
-             std::to_string(e.stream_id) + ", \"correlation\": " + std::to_string(e.correlation_id) +
-             ", \"registers per thread\": " + std::to_string(e.registers_per_thread) + ", \"shared memory\": " +
-             std::to_string(e.static_shared_bytes + e.dynamic_shared_bytes) + ", \"grid\": [" +
-             std::to_string(e.grid[0]) + ", " + std::to_string(e.grid[1]) + ", " + std::to_string(e.grid[2]) +
-             "], \"block\": [" + std::to_string(e.block[0]) + ", " + std::to_string(e.block[1]) + ", " +
-             std::to_string(e.block[2]) + "]}}";
+        b += ", \"args\": {\"device\": " + std::to_string(e.device_id) +
+             ", \"stream\": " + std::to_string(e.stream_id) + ", \"correlation\": " + std::to_string(e.correlation_id) +
+             ", \"registers per thread\": " + std::to_string(e.registers_per_thread) +
+             ", \"shared memory\": " + std::to_string(e.static_shared_bytes + e.dynamic_shared_bytes) +
+             ", \"grid\": [" + std::to_string(e.grid[0]) + ", " + std::to_string(e.grid[1]) + ", " +
+             std::to_string(e.grid[2]) + "], \"block\": [" + std::to_string(e.block[0]) + ", " +
+             std::to_string(e.block[1]) + ", " + std::to_string(e.block[2]) + "]}}";
       } else if (e.kind == EventKind::kMemcpy || e.kind == EventKind::kMemset) {
         bool copy = e.kind == EventKind::kMemcpy;
         Complete(r, copy ? "gpu_memcpy" : "gpu_memset",
-                 copy ? MemcpyName(e.copy_kind, e.src_kind, e.dst_kind) : MemsetName(e.mem_kind), e.device_id, row,
-                 e);
+                 copy ? MemcpyName(e.copy_kind, e.src_kind, e.dst_kind) : MemsetName(e.mem_kind), e.device_id, row, e);
         int64_t dur = e.end_ns - e.start_ns;
         char bandwidth[32];
         std::snprintf(bandwidth, sizeof(bandwidth), "%.3f", dur > 0 ? static_cast<double>(e.bytes) / dur : 0.0);
-        b += ", \"args\": {\"device\": " + std::to_string(e.device_id) + ", \"stream\": " +
-             std::to_string(e.stream_id) + ", \"correlation\": " + std::to_string(e.correlation_id) +
+        b += ", \"args\": {\"device\": " + std::to_string(e.device_id) +
+             ", \"stream\": " + std::to_string(e.stream_id) + ", \"correlation\": " + std::to_string(e.correlation_id) +
              ", \"bytes\": " + std::to_string(e.bytes) + ", \"memory bandwidth (GB/s)\": " + bandwidth + "}}";
       } else {
         Complete(r, "cuda_sync", SyncName(e.sync_type), e.device_id, row, e);
-        b += ", \"args\": {\"device\": " + std::to_string(e.device_id) + ", \"stream\": " +
-             std::to_string(e.stream_id) + ", \"correlation\": " + std::to_string(e.correlation_id) + "}}";
+        b += ", \"args\": {\"device\": " + std::to_string(e.device_id) +
+             ", \"stream\": " + std::to_string(e.stream_id) + ", \"correlation\": " + std::to_string(e.correlation_id) +
+             "}}";
       }
-      if (e.has_launch && e.kind != EventKind::kSync) Flow(r, 'f', flow_id, e.device_id, row, e.start_ns);
+      if (e.has_launch && e.kind != EventKind::kSync)
+        Flow(r, 'f', flow_id, e.device_id, row, e.start_ns);
       break;
     }
     case EventKind::kNcclOp: {
       Complete(r, "user_annotation", "nccl:" + e.name, CpuPid(*process), kNcclOperationsTid, e);
-      b += std::string(", \"args\": {\"source\": \"nccl\", \"time\": \"") + (e.nccl_gpu_time ? "gpu" : "enqueue") +
-           "\"";
-      if (e.bytes >= 0) b += ", \"message bytes\": " + std::to_string(e.bytes);
-      if (e.nccl_ranks >= 0) b += ", \"group size\": " + std::to_string(e.nccl_ranks);
-      if (e.nccl_seq >= 0) b += ", \"seq\": " + std::to_string(e.nccl_seq);
+      b +=
+          std::string(", \"args\": {\"source\": \"nccl\", \"time\": \"") + (e.nccl_gpu_time ? "gpu" : "enqueue") + "\"";
+      if (e.bytes >= 0)
+        b += ", \"message bytes\": " + std::to_string(e.bytes);
+      if (e.nccl_ranks >= 0)
+        b += ", \"group size\": " + std::to_string(e.nccl_ranks);
+      if (e.nccl_seq >= 0)
+        b += ", \"seq\": " + std::to_string(e.nccl_seq);
       b += "}}";
       break;
     }
@@ -364,9 +389,11 @@ Status KinetoExporter::EndPass(size_t pass) {
     Rank& r = ranks_[i];
     r.buf += "\n  ]\n}\n";
     Flush(&r, true);
-    if (single_file_) continue;  // committed in Commit, with the rename into place
+    if (single_file_)
+      continue;  // committed in Commit, with the rename into place
     Status st = r.file->Commit();
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
     committed_.push_back(dir_->path() + "/rank_" + std::to_string(r.rank) + ".json");
     r.file.reset();
   }
@@ -376,19 +403,22 @@ Status KinetoExporter::EndPass(size_t pass) {
 Status KinetoExporter::Commit(std::vector<std::string>* outputs) {
   if (single_file_) {
     Status st = ranks_[0].file->Commit();
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
     outputs->push_back(output_);
     return Status::Ok();
   }
   Status st = dir_->Commit();
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   outputs->insert(outputs->end(), committed_.begin(), committed_.end());
   return Status::Ok();
 }
 
 std::vector<std::string> KinetoExporter::warnings() const {
   std::vector<std::string> out;
-  if (unplaced_ > 0) out.push_back(std::to_string(unplaced_) + " events of unknown processes were left out");
+  if (unplaced_ > 0)
+    out.push_back(std::to_string(unplaced_) + " events of unknown processes were left out");
   if (unplaced_metrics_ > 0) {
     out.push_back(std::to_string(unplaced_metrics_) +
                   " GPU metric samples of GPUs no rank used were left out (the Perfetto export has them)");
@@ -398,11 +428,14 @@ std::vector<std::string> KinetoExporter::warnings() const {
 
 }  // namespace
 
-Status CreateKinetoExporter(const Catalog* catalog, const std::string& output, bool force,
+Status CreateKinetoExporter(const Catalog* catalog,
+                            const std::string& output,
+                            bool force,
                             std::unique_ptr<ViewerWriter>* out) {
   auto exporter = std::make_unique<KinetoExporter>(catalog, output, force);
   Status st = exporter->Init();
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   *out = std::move(exporter);
   return Status::Ok();
 }

@@ -19,7 +19,9 @@
 
 namespace gt::viewers {
 
-Status CreateKinetoExporter(const Catalog* catalog, const std::string& output, bool force,
+Status CreateKinetoExporter(const Catalog* catalog,
+                            const std::string& output,
+                            bool force,
                             std::unique_ptr<ViewerWriter>* out);
 
 // Ranks whose files one pass keeps open.

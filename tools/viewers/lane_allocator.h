@@ -17,7 +17,8 @@ class LaneAllocator {
   size_t Place(int64_t start_ns, int64_t end_ns) {
     for (size_t i = 0; i < lanes_.size(); ++i) {
       std::vector<int64_t>& open = lanes_[i];
-      while (!open.empty() && open.back() <= start_ns) open.pop_back();
+      while (!open.empty() && open.back() <= start_ns)
+        open.pop_back();
       // An open slice that ends before start_ns was popped; a zero-length one at start_ns too.
       if (open.empty() || end_ns <= open.back()) {
         open.push_back(end_ns);

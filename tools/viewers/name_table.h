@@ -24,8 +24,10 @@ class NameTable {
   uint64_t Lookup(std::string_view name, bool* added) {
     *added = false;
     auto it = ids_.find(name);  // heterogeneous: no string built per lookup
-    if (it != ids_.end()) return it->second;
-    if (full() || bytes_ + name.size() > capacity_bytes_) return 0;
+    if (it != ids_.end())
+      return it->second;
+    if (full() || bytes_ + name.size() > capacity_bytes_)
+      return 0;
     bytes_ += name.size();
     names_.emplace_back(name);
     uint64_t id = names_.size();

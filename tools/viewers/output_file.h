@@ -26,7 +26,8 @@ class OutputFile {
   static Status Create(const std::string& path, bool force, std::unique_ptr<OutputFile>* out);
 
   void Write(std::string_view bytes) {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) failed_ = true;
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+      failed_ = true;
     written_bytes_ += bytes.size();
   }
   Status Commit();

@@ -22,7 +22,9 @@
 namespace gt::viewers {
 
 // `output` names the .prv (".prv" is added when missing); .pcf and .row go next to it.
-Status CreateParaverExporter(const Catalog* catalog, const std::string& output, bool force,
+Status CreateParaverExporter(const Catalog* catalog,
+                             const std::string& output,
+                             bool force,
                              std::unique_ptr<ViewerWriter>* out);
 
 }  // namespace gt::viewers

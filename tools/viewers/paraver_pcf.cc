@@ -51,7 +51,8 @@ constexpr StateLabel kStates[] = {
 std::string OneLine(std::string_view text) {
   std::string out(text);
   for (char& c : out) {
-    if (c == '\n' || c == '\r') c = ' ';
+    if (c == '\n' || c == '\r')
+      c = ' ';
   }
   return out;
 }
@@ -88,17 +89,21 @@ std::string ParaverLabels::PcfText() const {
       "DEFAULT_SEMANTIC\n\n"
       "THREAD_FUNC          State As Is\n\n\n"
       "STATES\n";
-  for (const StateLabel& s : kStates) out += std::to_string(s.value) + "    " + s.label + "\n";
+  for (const StateLabel& s : kStates)
+    out += std::to_string(s.value) + "    " + s.label + "\n";
   out += "\n\nSTATES_COLOR\n";
-  for (const StateLabel& s : kStates) out += std::to_string(s.value) + "    " + s.color + "\n";
+  for (const StateLabel& s : kStates)
+    out += std::to_string(s.value) + "    " + s.color + "\n";
   out += "\n\n";
   for (const auto& [type, t] : types_) {
     out += "EVENT_TYPE\n0    " + std::to_string(type) + "    " + OneLine(t.label) + "\n";
     if (t.named) {
       out += "VALUES\n0      End\n";
       const auto& names = t.values.names();
-      for (size_t i = 0; i < names.size(); ++i) out += std::to_string(i + 1) + "      " + OneLine(names[i]) + "\n";
-      if (t.values.full()) out += std::to_string(names.size() + 1) + "      (more names)\n";
+      for (size_t i = 0; i < names.size(); ++i)
+        out += std::to_string(i + 1) + "      " + OneLine(names[i]) + "\n";
+      if (t.values.full())
+        out += std::to_string(names.size() + 1) + "      (more names)\n";
     }
     out += "\n\n";
   }

@@ -43,8 +43,12 @@ class PerfettoExporter : public ViewerWriter {
   uint64_t NewUuid() { return next_uuid_++; }
   uint64_t Lane(LaneTrack* t, int64_t start_ns, int64_t end_ns);
   LaneTrack* ProcessTrack(std::map<size_t, LaneTrack>* tracks, size_t process, const char* name);
-  void Slice(const Event& e, uint64_t track, std::string_view category, std::string_view name,
-             const std::vector<Arg>& args, PerfettoTraceWriter::Flows flows = {});
+  void Slice(const Event& e,
+             uint64_t track,
+             std::string_view category,
+             std::string_view name,
+             const std::vector<Arg>& args,
+             PerfettoTraceWriter::Flows flows = {});
 
   const Catalog& catalog_;
   std::unique_ptr<OutputFile> file_;
@@ -52,8 +56,8 @@ class PerfettoExporter : public ViewerWriter {
   EndQueue<uint64_t> ends_;  // track uuid of each open slice
   uint64_t next_uuid_ = 1;
   std::vector<uint64_t> process_uuids_;
-  std::vector<LaneTrack> thread_tracks_;  // by Catalog thread index
-  std::vector<LaneTrack> stream_tracks_;  // by Catalog stream index
+  std::vector<LaneTrack> thread_tracks_;                                         // by Catalog thread index
+  std::vector<LaneTrack> stream_tracks_;                                         // by Catalog stream index
   std::map<size_t, LaneTrack> nccl_tracks_, nccl_op_tracks_, start_end_tracks_;  // by process
   std::vector<uint64_t> metric_uuids_;
   uint64_t unplaced_ = 0;
@@ -114,7 +118,8 @@ uint64_t PerfettoExporter::Lane(LaneTrack* t, int64_t start_ns, int64_t end_ns) 
   return t->lane_uuids[lane];
 }
 
-PerfettoExporter::LaneTrack* PerfettoExporter::ProcessTrack(std::map<size_t, LaneTrack>* tracks, size_t process,
+PerfettoExporter::LaneTrack* PerfettoExporter::ProcessTrack(std::map<size_t, LaneTrack>* tracks,
+                                                            size_t process,
                                                             const char* name) {
   auto [it, added] = tracks->try_emplace(process);
   if (added) {
@@ -124,8 +129,12 @@ PerfettoExporter::LaneTrack* PerfettoExporter::ProcessTrack(std::map<size_t, Lan
   return &it->second;
 }
 
-void PerfettoExporter::Slice(const Event& e, uint64_t track, std::string_view category, std::string_view name,
-                             const std::vector<Arg>& args, PerfettoTraceWriter::Flows flows) {
+void PerfettoExporter::Slice(const Event& e,
+                             uint64_t track,
+                             std::string_view category,
+                             std::string_view name,
+                             const std::vector<Arg>& args,
+                             PerfettoTraceWriter::Flows flows) {
   trace_.SliceBegin(e.start_ns, track, category, name, args, flows);
   ends_.Push(e.end_ns, track);
 }
@@ -138,10 +147,12 @@ Status PerfettoExporter::OnEvent(const Event& e) {
     case EventKind::kNvtxStartEnd:
     case EventKind::kNvtxMark: {
       auto thread = catalog_.FindThread(e.global_tid);
-      if (!process || !thread) break;
+      if (!process || !thread)
+        break;
       std::string domain = catalog_.DomainName(e.global_pid, e.domain_id);
       std::vector<Arg> args;
-      if (!domain.empty()) args.push_back(Arg{"domain", 0, domain, true});
+      if (!domain.empty())
+        args.push_back(Arg{"domain", 0, domain, true});
       if (e.kind == EventKind::kNvtxMark) {
         trace_.Instant(e.start_ns, thread_tracks_[*thread].lane_uuids[0], "nvtx", e.name, args);
         return Status::Ok();
@@ -157,11 +168,14 @@ Status PerfettoExporter::OnEvent(const Event& e) {
     }
     case EventKind::kApi: {
       auto thread = catalog_.FindThread(e.global_tid);
-      if (!thread) break;
+      if (!thread)
+        break;
       PerfettoTraceWriter::Flows flows;
-      if (e.gpu_ops > 0) flows.out = FlowId(e.global_pid, e.correlation_id);
+      if (e.gpu_ops > 0)
+        flows.out = FlowId(e.global_pid, e.correlation_id);
       std::vector<Arg> args = {PerfettoTraceWriter::Int("correlation_id", e.correlation_id)};
-      if (e.return_value != 0) args.push_back(PerfettoTraceWriter::Int("return_value", e.return_value));
+      if (e.return_value != 0)
+        args.push_back(PerfettoTraceWriter::Int("return_value", e.return_value));
       Slice(e, Lane(&thread_tracks_[*thread], e.start_ns, e.end_ns),
             e.event_class == 1 ? "cuda_driver" : "cuda_runtime", ApiDisplayName(e.name), args, flows);
       return Status::Ok();
@@ -171,7 +185,8 @@ Status PerfettoExporter::OnEvent(const Event& e) {
     case EventKind::kMemset:
     case EventKind::kSync: {
       auto stream = catalog_.FindStream(e.global_pid, e.device_id, e.stream_id);
-      if (!stream) break;
+      if (!stream)
+        break;
       PerfettoTraceWriter::Flows flows;
       if (e.has_launch && e.kind != EventKind::kSync) {
         // One activity ends its launch's flow; a graph launch's activities continue one chain.
@@ -210,13 +225,19 @@ Status PerfettoExporter::OnEvent(const Event& e) {
       trace_.Counter(e.start_ns, metric_uuids_[e.metric], e.value);
       return Status::Ok();
     case EventKind::kNcclOp: {
-      if (!process) break;
+      if (!process)
+        break;
       std::vector<Arg> args;
-      if (e.bytes >= 0) args.push_back(PerfettoTraceWriter::Int("message_bytes", e.bytes));
-      if (e.nccl_ranks >= 0) args.push_back(PerfettoTraceWriter::Int("ranks", e.nccl_ranks));
-      if (e.nccl_seq >= 0) args.push_back(PerfettoTraceWriter::Int("seq", e.nccl_seq));
-      if (!e.nccl_algo.empty()) args.push_back(PerfettoTraceWriter::Str("algo", e.nccl_algo));
-      if (!e.nccl_proto.empty()) args.push_back(PerfettoTraceWriter::Str("proto", e.nccl_proto));
+      if (e.bytes >= 0)
+        args.push_back(PerfettoTraceWriter::Int("message_bytes", e.bytes));
+      if (e.nccl_ranks >= 0)
+        args.push_back(PerfettoTraceWriter::Int("ranks", e.nccl_ranks));
+      if (e.nccl_seq >= 0)
+        args.push_back(PerfettoTraceWriter::Int("seq", e.nccl_seq));
+      if (!e.nccl_algo.empty())
+        args.push_back(PerfettoTraceWriter::Str("algo", e.nccl_algo));
+      if (!e.nccl_proto.empty())
+        args.push_back(PerfettoTraceWriter::Str("proto", e.nccl_proto));
       args.push_back(PerfettoTraceWriter::Str("time", e.nccl_gpu_time ? "gpu" : "enqueue"));
       LaneTrack* track = ProcessTrack(&nccl_op_tracks_, *process, "NCCL operations");
       Slice(e, Lane(track, e.start_ns, e.end_ns), "nccl", e.name, args);
@@ -231,25 +252,31 @@ Status PerfettoExporter::Commit(std::vector<std::string>* outputs) {
   ends_.PopAll([this](int64_t t, uint64_t track) { trace_.SliceEnd(t, track); });
   trace_.Flush();
   Status st = file_->Commit();
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   outputs->push_back(file_->path());
   return Status::Ok();
 }
 
 std::vector<std::string> PerfettoExporter::warnings() const {
-  if (unplaced_ == 0) return {};
+  if (unplaced_ == 0)
+    return {};
   return {std::to_string(unplaced_) + " events had no process, thread or stream in the catalog and were left out"};
 }
 
 }  // namespace
 
-Status CreatePerfettoExporter(const Catalog* catalog, const std::string& output, bool force,
+Status CreatePerfettoExporter(const Catalog* catalog,
+                              const std::string& output,
+                              bool force,
                               std::unique_ptr<ViewerWriter>* out) {
   std::unique_ptr<OutputFile> file;
   Status st = OutputFile::Create(output, force, &file);
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   auto exporter = std::make_unique<PerfettoExporter>(catalog, std::move(file));
-  if (!(st = exporter->Begin()).ok()) return st;
+  if (!(st = exporter->Begin()).ok())
+    return st;
   *out = std::move(exporter);
   return Status::Ok();
 }

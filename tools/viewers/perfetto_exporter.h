@@ -19,7 +19,9 @@
 
 namespace gt::viewers {
 
-Status CreatePerfettoExporter(const Catalog* catalog, const std::string& output, bool force,
+Status CreatePerfettoExporter(const Catalog* catalog,
+                              const std::string& output,
+                              bool force,
                               std::unique_ptr<ViewerWriter>* out);
 
 }  // namespace gt::viewers

@@ -6,7 +6,8 @@ namespace gt::viewers {
 
 void PerfettoTraceWriter::BeginPacket(bool has_timestamp, int64_t ts_ns, uint32_t sequence_flags) {
   w_.BeginNested(pf::kTracePacket);
-  if (has_timestamp) w_.Varint(pf::kPacketTimestamp, static_cast<uint64_t>(ts_ns));
+  if (has_timestamp)
+    w_.Varint(pf::kPacketTimestamp, static_cast<uint64_t>(ts_ns));
   w_.Varint(pf::kPacketTrustedPacketSequenceId, kSequenceId);
   if (first_packet_) {
     // Readers drop interned references on a sequence until they have seen its state cleared.
@@ -14,17 +15,20 @@ void PerfettoTraceWriter::BeginPacket(bool has_timestamp, int64_t ts_ns, uint32_
     w_.Bool(pf::kPacketFirstPacketOnSequence, true);
     first_packet_ = false;
   }
-  if (sequence_flags != 0) w_.Varint(pf::kPacketSequenceFlags, sequence_flags);
+  if (sequence_flags != 0)
+    w_.Varint(pf::kPacketSequenceFlags, sequence_flags);
 }
 
 void PerfettoTraceWriter::EndPacket() {
   w_.EndNested();
   ++packets_;
-  if (w_.size() >= (1 << 20)) Flush();
+  if (w_.size() >= (1 << 20))
+    Flush();
 }
 
 void PerfettoTraceWriter::Flush() {
-  if (w_.size() == 0) return;
+  if (w_.size() == 0)
+    return;
   out_->Write(w_.bytes());
   w_.Clear();
 }
@@ -45,7 +49,9 @@ void PerfettoTraceWriter::ClockSnapshot(int64_t utc_at_zero_ns) {
   EndPacket();
 }
 
-void PerfettoTraceWriter::ProcessTrack(uint64_t uuid, int32_t pid, std::string_view name,
+void PerfettoTraceWriter::ProcessTrack(uint64_t uuid,
+                                       int32_t pid,
+                                       std::string_view name,
                                        const std::vector<std::string>& labels) {
   BeginPacket(false, 0, 0);
   w_.BeginNested(pf::kPacketTrackDescriptor);
@@ -53,7 +59,8 @@ void PerfettoTraceWriter::ProcessTrack(uint64_t uuid, int32_t pid, std::string_v
   w_.BeginNested(pf::kTrackProcess);
   w_.Int(pf::kProcessPid, pid);
   w_.String(pf::kProcessName, name);
-  for (const std::string& label : labels) w_.String(pf::kProcessLabels, label);
+  for (const std::string& label : labels)
+    w_.String(pf::kProcessLabels, label);
   w_.EndNested();
   w_.EndNested();
   EndPacket();
@@ -72,36 +79,53 @@ void PerfettoTraceWriter::ThreadTrack(uint64_t uuid, int32_t pid, int64_t tid, s
   EndPacket();
 }
 
-void PerfettoTraceWriter::Track(uint64_t uuid, uint64_t parent_uuid, std::string_view name,
-                                std::string_view description, bool explicit_child_order, int32_t sibling_rank) {
+void PerfettoTraceWriter::Track(uint64_t uuid,
+                                uint64_t parent_uuid,
+                                std::string_view name,
+                                std::string_view description,
+                                bool explicit_child_order,
+                                int32_t sibling_rank) {
   BeginPacket(false, 0, 0);
   w_.BeginNested(pf::kPacketTrackDescriptor);
   w_.Varint(pf::kTrackUuid, uuid);
-  if (parent_uuid != 0) w_.Varint(pf::kTrackParentUuid, parent_uuid);
+  if (parent_uuid != 0)
+    w_.Varint(pf::kTrackParentUuid, parent_uuid);
   w_.String(pf::kTrackName, name);
-  if (!description.empty()) w_.String(pf::kTrackDescription, description);
-  if (explicit_child_order) w_.Varint(pf::kTrackChildOrdering, pf::kChildOrderingExplicit);
-  if (sibling_rank >= 0) w_.Int(pf::kTrackSiblingOrderRank, sibling_rank);
+  if (!description.empty())
+    w_.String(pf::kTrackDescription, description);
+  if (explicit_child_order)
+    w_.Varint(pf::kTrackChildOrdering, pf::kChildOrderingExplicit);
+  if (sibling_rank >= 0)
+    w_.Int(pf::kTrackSiblingOrderRank, sibling_rank);
   w_.EndNested();
   EndPacket();
 }
 
-void PerfettoTraceWriter::CounterTrack(uint64_t uuid, uint64_t parent_uuid, std::string_view name,
+void PerfettoTraceWriter::CounterTrack(uint64_t uuid,
+                                       uint64_t parent_uuid,
+                                       std::string_view name,
                                        std::string_view unit_name) {
   BeginPacket(false, 0, 0);
   w_.BeginNested(pf::kPacketTrackDescriptor);
   w_.Varint(pf::kTrackUuid, uuid);
-  if (parent_uuid != 0) w_.Varint(pf::kTrackParentUuid, parent_uuid);
+  if (parent_uuid != 0)
+    w_.Varint(pf::kTrackParentUuid, parent_uuid);
   w_.String(pf::kTrackName, name);
   w_.BeginNested(pf::kTrackCounter);
-  if (!unit_name.empty()) w_.String(pf::kCounterUnitName, unit_name);
+  if (!unit_name.empty())
+    w_.String(pf::kCounterUnitName, unit_name);
   w_.EndNested();
   w_.EndNested();
   EndPacket();
 }
 
-void PerfettoTraceWriter::TrackEvent(int64_t ts_ns, uint32_t type, uint64_t track, std::string_view category,
-                                     std::string_view name, const std::vector<Arg>* args, Flows flows) {
+void PerfettoTraceWriter::TrackEvent(int64_t ts_ns,
+                                     uint32_t type,
+                                     uint64_t track,
+                                     std::string_view category,
+                                     std::string_view name,
+                                     const std::vector<Arg>* args,
+                                     Flows flows) {
   // Intern first: new entries go into this packet's InternedData.
   bool new_category = false, new_name = false;
   uint64_t category_iid = category.empty() ? 0 : categories_.Lookup(category, &new_category);
@@ -113,7 +137,8 @@ void PerfettoTraceWriter::TrackEvent(int64_t ts_ns, uint32_t type, uint64_t trac
       bool added = false;
       uint64_t iid = annotation_names_.Lookup(a.name, &added);
       annotation_iids.push_back(iid);
-      if (added) new_annotations.emplace_back(iid, a.name);
+      if (added)
+        new_annotations.emplace_back(iid, a.name);
     }
   }
   bool interned = category_iid != 0 || name_iid != 0 || !annotation_iids.empty();
@@ -121,7 +146,8 @@ void PerfettoTraceWriter::TrackEvent(int64_t ts_ns, uint32_t type, uint64_t trac
   w_.BeginNested(pf::kPacketTrackEvent);
   w_.Varint(pf::kEventType, type);
   w_.Varint(pf::kEventTrackUuid, track);
-  if (category_iid != 0) w_.Varint(pf::kEventCategoryIids, category_iid);
+  if (category_iid != 0)
+    w_.Varint(pf::kEventCategoryIids, category_iid);
   if (name_iid != 0) {
     w_.Varint(pf::kEventNameIid, name_iid);
   } else if (!name.empty()) {
@@ -144,8 +170,10 @@ void PerfettoTraceWriter::TrackEvent(int64_t ts_ns, uint32_t type, uint64_t trac
       w_.EndNested();
     }
   }
-  if (flows.out != 0) w_.Fixed64(pf::kEventFlowIds, flows.out);
-  if (flows.terminating != 0) w_.Fixed64(pf::kEventTerminatingFlowIds, flows.terminating);
+  if (flows.out != 0)
+    w_.Fixed64(pf::kEventFlowIds, flows.out);
+  if (flows.terminating != 0)
+    w_.Fixed64(pf::kEventTerminatingFlowIds, flows.terminating);
   w_.EndNested();
   if (new_category || new_name || !new_annotations.empty()) {
     w_.BeginNested(pf::kPacketInternedData);
@@ -172,8 +200,12 @@ void PerfettoTraceWriter::TrackEvent(int64_t ts_ns, uint32_t type, uint64_t trac
   EndPacket();
 }
 
-void PerfettoTraceWriter::SliceBegin(int64_t ts_ns, uint64_t track, std::string_view category,
-                                     std::string_view name, const std::vector<Arg>& args, Flows flows) {
+void PerfettoTraceWriter::SliceBegin(int64_t ts_ns,
+                                     uint64_t track,
+                                     std::string_view category,
+                                     std::string_view name,
+                                     const std::vector<Arg>& args,
+                                     Flows flows) {
   TrackEvent(ts_ns, pf::kTypeSliceBegin, track, category, name, &args, flows);
 }
 
@@ -181,7 +213,10 @@ void PerfettoTraceWriter::SliceEnd(int64_t ts_ns, uint64_t track) {
   TrackEvent(ts_ns, pf::kTypeSliceEnd, track, {}, {}, nullptr, {});
 }
 
-void PerfettoTraceWriter::Instant(int64_t ts_ns, uint64_t track, std::string_view category, std::string_view name,
+void PerfettoTraceWriter::Instant(int64_t ts_ns,
+                                  uint64_t track,
+                                  std::string_view category,
+                                  std::string_view name,
                                   const std::vector<Arg>& args) {
   TrackEvent(ts_ns, pf::kTypeInstant, track, category, name, &args, {});
 }

@@ -38,8 +38,7 @@ class PerfettoTraceWriter {
 
   static constexpr uint32_t kSequenceId = 1;
 
-  explicit PerfettoTraceWriter(OutputFile* out, size_t name_budget = 1 << 16)
-      : out_(out), names_(name_budget) {}
+  explicit PerfettoTraceWriter(OutputFile* out, size_t name_budget = 1 << 16) : out_(out), names_(name_budget) {}
   PerfettoTraceWriter(const PerfettoTraceWriter&) = delete;
   PerfettoTraceWriter& operator=(const PerfettoTraceWriter&) = delete;
 
@@ -48,14 +47,25 @@ class PerfettoTraceWriter {
   void ProcessTrack(uint64_t uuid, int32_t pid, std::string_view name, const std::vector<std::string>& labels);
   void ThreadTrack(uint64_t uuid, int32_t pid, int64_t tid, std::string_view name);
   // parent_uuid 0: a top-level track. sibling_rank >= 0 orders it under a parent with explicit order.
-  void Track(uint64_t uuid, uint64_t parent_uuid, std::string_view name, std::string_view description = {},
-             bool explicit_child_order = false, int32_t sibling_rank = -1);
+  void Track(uint64_t uuid,
+             uint64_t parent_uuid,
+             std::string_view name,
+             std::string_view description = {},
+             bool explicit_child_order = false,
+             int32_t sibling_rank = -1);
   void CounterTrack(uint64_t uuid, uint64_t parent_uuid, std::string_view name, std::string_view unit_name);
 
-  void SliceBegin(int64_t ts_ns, uint64_t track, std::string_view category, std::string_view name,
-                  const std::vector<Arg>& args, Flows flows = {});
+  void SliceBegin(int64_t ts_ns,
+                  uint64_t track,
+                  std::string_view category,
+                  std::string_view name,
+                  const std::vector<Arg>& args,
+                  Flows flows = {});
   void SliceEnd(int64_t ts_ns, uint64_t track);
-  void Instant(int64_t ts_ns, uint64_t track, std::string_view category, std::string_view name,
+  void Instant(int64_t ts_ns,
+               uint64_t track,
+               std::string_view category,
+               std::string_view name,
                const std::vector<Arg>& args);
   void Counter(int64_t ts_ns, uint64_t track, int64_t value);
 
@@ -66,13 +76,18 @@ class PerfettoTraceWriter {
  private:
   void BeginPacket(bool has_timestamp, int64_t ts_ns, uint32_t sequence_flags);
   void EndPacket();
-  void TrackEvent(int64_t ts_ns, uint32_t type, uint64_t track, std::string_view category, std::string_view name,
-                  const std::vector<Arg>* args, Flows flows);
+  void TrackEvent(int64_t ts_ns,
+                  uint32_t type,
+                  uint64_t track,
+                  std::string_view category,
+                  std::string_view name,
+                  const std::vector<Arg>* args,
+                  Flows flows);
 
   OutputFile* out_;
   ProtoWriter w_;
-  NameTable names_;                    // event names (InternedData.event_names)
-  NameTable categories_{1 << 12};      // InternedData.event_categories
+  NameTable names_;                      // event names (InternedData.event_names)
+  NameTable categories_{1 << 12};        // InternedData.event_categories
   NameTable annotation_names_{1 << 12};  // InternedData.debug_annotation_names
   bool first_packet_ = true;
   uint64_t packets_ = 0;

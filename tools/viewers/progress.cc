@@ -20,11 +20,14 @@ std::string Count(uint64_t n) {
 }  // namespace
 
 void Progress::Update(uint64_t done) {
-  if (!enabled_) return;
+  if (!enabled_)
+    return;
   // Checking the clock for every event would cost more than the export of a small event.
-  if ((++calls_ & 1023) != 0) return;
+  if ((++calls_ & 1023) != 0)
+    return;
   auto now = std::chrono::steady_clock::now();
-  if (drew_ && now - last_ < std::chrono::milliseconds(250)) return;
+  if (drew_ && now - last_ < std::chrono::milliseconds(250))
+    return;
   last_ = now;
   Draw(done);
 }
@@ -39,7 +42,8 @@ void Progress::Draw(uint64_t done) {
 }
 
 void Progress::Finish() {
-  if (!enabled_ || !drew_) return;
+  if (!enabled_ || !drew_)
+    return;
   Draw(total_);
   std::fputc('\n', out_);
   std::fflush(out_);

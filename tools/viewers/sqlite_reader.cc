@@ -31,7 +31,8 @@ std::string ReadOnlyUri(const std::string& path) {
 std::string QuoteIdentifier(const std::string& name) {
   std::string out = "\"";
   for (char c : name) {
-    if (c == '"') out += '"';
+    if (c == '"')
+      out += '"';
     out += c;
   }
   return out + "\"";
@@ -44,7 +45,8 @@ Query::~Query() {
 Status Query::Step(bool* has_row) {
   const int rc = sqlite3_step(stmt_);
   *has_row = rc == SQLITE_ROW;
-  if (rc == SQLITE_ROW || rc == SQLITE_DONE) return Status::Ok();
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+    return Status::Ok();
   return Status::Error(std::string("SQLite error: ") + sqlite3_errmsg(db_));
 }
 
@@ -61,7 +63,8 @@ int64_t Query::Int(int column) const {
 }
 
 std::optional<int64_t> Query::OptInt(int column) const {
-  if (IsNull(column)) return std::nullopt;
+  if (IsNull(column))
+    return std::nullopt;
   return sqlite3_column_int64(stmt_, column);
 }
 
@@ -71,7 +74,8 @@ double Query::Double(int column) const {
 
 std::string Query::Text(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
-  if (text == nullptr) return std::string();
+  if (text == nullptr)
+    return std::string();
   return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
@@ -82,7 +86,8 @@ SqliteReader::~SqliteReader() {
 Status SqliteReader::Open(const std::string& path, std::unique_ptr<SqliteReader>* out) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) return Status::Error("cannot open " + path + ": no such file");
+  if (ec || !std::filesystem::exists(status))
+    return Status::Error("cannot open " + path + ": no such file");
   if (std::filesystem::is_directory(status)) {
     return Status::Error("cannot open " + path + ": is a directory, not an SQLite file");
   }
@@ -98,8 +103,10 @@ Status SqliteReader::Open(const std::string& path, std::unique_ptr<SqliteReader>
   Query probe;
   Status st = reader->Prepare("SELECT count(*) FROM sqlite_master", &probe);
   bool has_row = false;
-  if (st.ok()) st = probe.Step(&has_row);
-  if (!st.ok()) return Status::Error(path + " is not a readable SQLite database (" + st.message() + ")");
+  if (st.ok())
+    st = probe.Step(&has_row);
+  if (!st.ok())
+    return Status::Error(path + " is not a readable SQLite database (" + st.message() + ")");
   if (!reader->HasTable("StringIds")) {
     return Status::Error(path +
                          " is not an Nsight Systems SQLite export (no StringIds table); create one with "
@@ -114,7 +121,8 @@ Status SqliteReader::Prepare(std::string_view sql, Query* query) {
   query->stmt_ = nullptr;
   query->db_ = db_;
   const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &query->stmt_, nullptr);
-  if (rc != SQLITE_OK) return Status::Error(std::string("SQLite error: ") + sqlite3_errmsg(db_));
+  if (rc != SQLITE_OK)
+    return Status::Error(std::string("SQLite error: ") + sqlite3_errmsg(db_));
   return Status::Ok();
 }
 
@@ -130,7 +138,8 @@ Status SqliteReader::Exec(const std::string& sql) {
 
 bool SqliteReader::HasTable(const std::string& table) {
   Query q;
-  if (!Prepare("SELECT 1 FROM main.sqlite_master WHERE type IN ('table','view') AND name = ?1", &q).ok()) return false;
+  if (!Prepare("SELECT 1 FROM main.sqlite_master WHERE type IN ('table','view') AND name = ?1", &q).ok())
+    return false;
   sqlite3_bind_text(q.stmt_, 1, table.data(), static_cast<int>(table.size()), SQLITE_TRANSIENT);
   bool has_row = false;
   return q.Step(&has_row).ok() && has_row;
@@ -138,14 +147,16 @@ bool SqliteReader::HasTable(const std::string& table) {
 
 const std::vector<std::string>& SqliteReader::ColumnsOf(const std::string& table) {
   for (const auto& [name, columns] : columns_cache_) {
-    if (name == table) return columns;
+    if (name == table)
+      return columns;
   }
   std::vector<std::string> columns;
   Query q;
   if (Prepare("SELECT name FROM pragma_table_info(?1)", &q).ok()) {
     sqlite3_bind_text(q.stmt_, 1, table.data(), static_cast<int>(table.size()), SQLITE_TRANSIENT);
     bool has_row = false;
-    while (q.Step(&has_row).ok() && has_row) columns.push_back(q.Text(0));
+    while (q.Step(&has_row).ok() && has_row)
+      columns.push_back(q.Text(0));
   }
   columns_cache_.emplace_back(table, std::move(columns));
   return columns_cache_.back().second;
@@ -159,11 +170,13 @@ bool SqliteReader::HasColumn(const std::string& table, const std::string& column
 std::vector<std::string> SqliteReader::TablesWithPrefix(const std::string& prefix) {
   std::vector<std::string> out;
   Query q;
-  if (!Prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name", &q).ok()) return out;
+  if (!Prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name", &q).ok())
+    return out;
   bool has_row = false;
   while (q.Step(&has_row).ok() && has_row) {
     std::string name = q.Text(0);
-    if (name.compare(0, prefix.size(), prefix) == 0) out.push_back(name);
+    if (name.compare(0, prefix.size(), prefix) == 0)
+      out.push_back(name);
   }
   return out;
 }
@@ -171,7 +184,8 @@ std::vector<std::string> SqliteReader::TablesWithPrefix(const std::string& prefi
 std::optional<int64_t> SqliteReader::ScalarInt(const std::string& sql) {
   Query q;
   bool has_row = false;
-  if (!Prepare(sql, &q).ok() || !q.Step(&has_row).ok() || !has_row) return std::nullopt;
+  if (!Prepare(sql, &q).ok() || !q.Step(&has_row).ok() || !has_row)
+    return std::nullopt;
   return q.OptInt(0);
 }
 

@@ -27,18 +27,24 @@ bool ParseViewerFormat(std::string_view name, ViewerFormat* format) {
 
 const char* ViewerFormatName(ViewerFormat format) {
   switch (format) {
-    case ViewerFormat::kPerfetto: return "perfetto";
-    case ViewerFormat::kKinetoJson: return "kineto-json";
-    case ViewerFormat::kParaver: return "paraver";
+    case ViewerFormat::kPerfetto:
+      return "perfetto";
+    case ViewerFormat::kKinetoJson:
+      return "kineto-json";
+    case ViewerFormat::kParaver:
+      return "paraver";
   }
   return "?";
 }
 
 std::string DefaultViewerOutput(ViewerFormat format, const std::string& stem) {
   switch (format) {
-    case ViewerFormat::kPerfetto: return stem + ".pftrace";
-    case ViewerFormat::kKinetoJson: return stem + ".kineto";
-    case ViewerFormat::kParaver: return stem + ".prv";
+    case ViewerFormat::kPerfetto:
+      return stem + ".pftrace";
+    case ViewerFormat::kKinetoJson:
+      return stem + ".kineto";
+    case ViewerFormat::kParaver:
+      return stem + ".prv";
   }
   return stem;
 }
@@ -47,9 +53,11 @@ Status ExportViewer(const ViewerOptions& options, ViewerResult* result) {
   *result = ViewerResult();
   std::unique_ptr<SqliteReader> db;
   Status st = SqliteReader::Open(options.database, &db);
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   Catalog catalog;
-  if (!(st = Catalog::Load(db.get(), &catalog)).ok()) return st;
+  if (!(st = Catalog::Load(db.get(), &catalog)).ok())
+    return st;
   if (catalog.processes().empty()) {
     return Status::Error(options.database + ": no events to export (no NVTX, CUDA or NCCL rows of any process)");
   }
@@ -65,22 +73,28 @@ Status ExportViewer(const ViewerOptions& options, ViewerResult* result) {
       st = CreateParaverExporter(&catalog, options.output, options.force, &writer);
       break;
   }
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
 
   Progress progress(std::string("export ") + ViewerFormatName(options.format), catalog.total_rows() * writer->passes(),
                     options.progress);
   uint64_t done_before = 0;
   uint64_t skipped_unended = 0;
   for (size_t pass = 0; pass < writer->passes(); ++pass) {
-    if (!(st = writer->BeginPass(pass)).ok()) return st;
+    if (!(st = writer->BeginPass(pass)).ok())
+      return st;
     std::unique_ptr<EventSource> source;
-    if (!(st = EventSource::Open(db.get(), &catalog, &source)).ok()) return st;
+    if (!(st = EventSource::Open(db.get(), &catalog, &source)).ok())
+      return st;
     Event event;
     bool done = false;
     while (true) {
-      if (!(st = source->Next(&event, &done)).ok()) return st;
-      if (done) break;
-      if (!(st = writer->OnEvent(event)).ok()) return st;
+      if (!(st = source->Next(&event, &done)).ok())
+        return st;
+      if (done)
+        break;
+      if (!(st = writer->OnEvent(event)).ok())
+        return st;
       progress.Update(done_before + source->rows_read());
     }
     done_before += source->rows_read();
@@ -88,15 +102,18 @@ Status ExportViewer(const ViewerOptions& options, ViewerResult* result) {
       result->events = source->rows_read();
       skipped_unended = source->skipped_unended_ranges();
     }
-    if (!(st = writer->EndPass(pass)).ok()) return st;
+    if (!(st = writer->EndPass(pass)).ok())
+      return st;
   }
-  if (!(st = writer->Commit(&result->outputs)).ok()) return st;
+  if (!(st = writer->Commit(&result->outputs)).ok())
+    return st;
   progress.Finish();
   result->processes = catalog.processes().size();
   if (skipped_unended > 0) {
     result->warnings.push_back(std::to_string(skipped_unended) + " NVTX ranges without an end were left out");
   }
-  for (std::string& w : writer->warnings()) result->warnings.push_back(std::move(w));
+  for (std::string& w : writer->warnings())
+    result->warnings.push_back(std::move(w));
   return Status::Ok();
 }
 

@@ -23,9 +23,9 @@ std::string DefaultViewerOutput(ViewerFormat format, const std::string& stem);
 
 struct ViewerOptions {
   ViewerFormat format = ViewerFormat::kPerfetto;
-  std::string database;  // nsys-schema SQLite file
-  std::string output;    // file (perfetto; kineto-json with one rank: *.json), directory (kineto-json), or .prv
-  bool force = false;    // replace existing outputs
+  std::string database;   // nsys-schema SQLite file
+  std::string output;     // file (perfetto; kineto-json with one rank: *.json), directory (kineto-json), or .prv
+  bool force = false;     // replace existing outputs
   bool progress = false;  // draw a progress line on stderr (the CLI sets it when stderr is a terminal)
 };
 
