@@ -193,5 +193,35 @@ TEST(Kineto, StringsAreValidJson) {
             std::string::npos);
 }
 
+TEST(Kineto, ManyRanksTakeSeveralPasses) {
+  // More ranks than one pass keeps files open for (kKinetoRanksPerPass = 256): every rank still gets
+  // exactly its own events.
+  test::TempDir dir;
+  const int ranks = 300;
+  {
+    testing::FixtureDb db(dir.File("many.sqlite"));
+    db.Ensure("MPI_RANKS");
+    for (int r = 0; r < ranks; ++r) {
+      const int64_t pid = 10000 + r;
+      db.Runtime(Us(r), Us(r) + 100, testing::GlobalTid(0, pid, pid), 1, "cudaFree_v3020");
+      db.Run("INSERT INTO MPI_RANKS (globalTid, rank) VALUES (?, ?)",
+             {testing::GlobalTid(0, pid, pid), int64_t{ranks - 1 - r}});
+    }
+  }
+  ViewerResult result;
+  ASSERT_TRUE(Export(dir.File("many.sqlite"), dir.File("many"), false, &result).ok());
+  ASSERT_EQ(result.outputs.size(), static_cast<size_t>(ranks));
+  std::vector<std::string> lines = Check(dir.File("many"));
+  EXPECT_EQ(WithPrefix(lines, "event ").size(), static_cast<size_t>(ranks));
+  for (int rank : {0, 1, 255, 256, 299}) {
+    const std::string file = "rank_" + std::to_string(rank) + ".json";
+    const int r = ranks - 1 - rank;  // the process that has this rank
+    EXPECT_EQ(WithPrefix(lines, "event " + file + " "),
+              std::vector<std::string>{"event " + file + " cuda_runtime cudaFree " + Us3(r) + " 0.100"});
+    EXPECT_EQ(WithPrefix(lines, "file " + file + " "),
+              std::vector<std::string>{"file " + file + " rank=" + std::to_string(rank) + " world=300 devices=[]"});
+  }
+}
+
 }  // namespace
 }  // namespace gt::viewers
