@@ -82,6 +82,11 @@ TEST(ViewerCli, StreamsOfTwoRanksToEveryFormat) {
   EXPECT_EQ(names.count("nvtx_threads [rank 1]"), 1u);
   EXPECT_EQ(names.count("worker-1"), 1u);
 
+  // An existing output stops the export before the streams are converted.
+  r = Gtrace({"export", "--type", "perfetto", "-o", dir.File("run.pftrace"), dir.File("streams")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "gtrace: export: " + dir.File("run.pftrace") + " exists; use --force-overwrite to replace it\n");
+
   // Database in, Kineto JSON (one file per rank) and Paraver out.
   r = Gtrace({"export", "--type", "kineto-json", dir.File("run.sqlite")});
   ASSERT_EQ(r.exit_code, 0) << r.err;

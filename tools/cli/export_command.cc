@@ -106,7 +106,12 @@ int RunViewerExport(gt::viewers::ViewerFormat format,
     v.output = gt::viewers::DefaultViewerOutput(format, StemOf(given[0]));
   }
   std::string temp_db;
-  Status st;
+  // Before converting streams (which may take long): an output we must not replace is an error now.
+  Status st = gt::viewers::CheckViewerOutput(format, v.output, v.force);
+  if (!st.ok()) {
+    std::cerr << "gtrace: export: " << st.message() << "\n";
+    return 1;
+  }
   if (from_db) {
     v.database = given[0];
   } else {

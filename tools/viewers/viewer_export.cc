@@ -1,10 +1,13 @@
 #include "tools/viewers/viewer_export.h"
 
+#include <sys/stat.h>
+
 #include <memory>
 
 #include "tools/viewers/catalog.h"
 #include "tools/viewers/event_source.h"
 #include "tools/viewers/kineto_exporter.h"
+#include "tools/viewers/output_file.h"
 #include "tools/viewers/paraver_exporter.h"
 #include "tools/viewers/perfetto_exporter.h"
 #include "tools/viewers/progress.h"
@@ -47,6 +50,38 @@ std::string DefaultViewerOutput(ViewerFormat format, const std::string& stem) {
       return stem + ".prv";
   }
   return stem;
+}
+
+Status CheckViewerOutput(ViewerFormat format, const std::string& output, bool force) {
+  switch (format) {
+    case ViewerFormat::kPerfetto:
+      return OutputFile::CheckWritable(output, force);
+    case ViewerFormat::kKinetoJson: {
+      if (output.size() >= 5 && output.compare(output.size() - 5, 5, ".json") == 0) {
+        return OutputFile::CheckWritable(output, force);
+      }
+      struct stat st;
+      if (stat(output.c_str(), &st) != 0)
+        return Status::Ok();
+      if (!S_ISDIR(st.st_mode))
+        return Status::Error(output + " exists and is not a directory");
+      if (!force)
+        return Status::Error(output + " exists; use --force-overwrite to replace it");
+      return Status::Ok();
+    }
+    case ViewerFormat::kParaver: {
+      std::string stem = output;
+      if (stem.size() >= 4 && stem.compare(stem.size() - 4, 4, ".prv") == 0)
+        stem.resize(stem.size() - 4);
+      for (const char* ext : {".prv", ".pcf", ".row"}) {
+        Status st = OutputFile::CheckWritable(stem + ext, force);
+        if (!st.ok())
+          return st;
+      }
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
 }
 
 Status ExportViewer(const ViewerOptions& options, ViewerResult* result) {

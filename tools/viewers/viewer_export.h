@@ -38,4 +38,8 @@ struct ViewerResult {
 
 Status ExportViewer(const ViewerOptions& options, ViewerResult* result);
 
+// The checks ExportViewer makes on the output before writing anything (exists without force, a
+// directory where a file is wanted, ...), for callers with expensive work to do first.
+Status CheckViewerOutput(ViewerFormat format, const std::string& output, bool force);
+
 }  // namespace gt::viewers
