@@ -29,17 +29,14 @@ Status ExpandInputs(const std::vector<std::string>& given, std::vector<std::stri
       continue;
     }
     DIR* d = opendir(g.c_str());
-    if (d == nullptr)
-      return Status::Error(g + ": cannot read directory");
+    if (d == nullptr) return Status::Error(g + ": cannot read directory");
     std::vector<std::string> found;
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
-      if (name.size() > 7 && name.compare(name.size() - 7, 7, ".gtrace") == 0)
-        found.push_back(g + "/" + name);
+      if (name.size() > 7 && name.compare(name.size() - 7, 7, ".gtrace") == 0) found.push_back(g + "/" + name);
     }
     closedir(d);
-    if (found.empty())
-      return Status::Error(g + ": no .gtrace files in this directory");
+    if (found.empty()) return Status::Error(g + ": no .gtrace files in this directory");
     std::sort(found.begin(), found.end());
     out->insert(out->end(), found.begin(), found.end());
   }
@@ -54,8 +51,7 @@ bool EndsWith(const std::string& s, const char* suffix) {
 // An SQLite file, by its 16-byte magic (a database need not be named *.sqlite).
 bool IsSqliteFile(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr)
-    return false;
+  if (f == nullptr) return false;
   char magic[16] = {};
   size_t n = std::fread(magic, 1, sizeof(magic), f);
   std::fclose(f);
@@ -64,19 +60,16 @@ bool IsSqliteFile(const std::string& path) {
 
 // The name an output is derived from: the input without its extension (or trailing slash).
 std::string StemOf(std::string in) {
-  while (in.size() > 1 && in.back() == '/')
-    in.pop_back();
+  while (in.size() > 1 && in.back() == '/') in.pop_back();
   for (const char* ext : {".gtrace", ".sqlite"}) {
-    if (EndsWith(in, ext))
-      in.resize(in.size() - std::char_traits<char>::length(ext));
+    if (EndsWith(in, ext)) in.resize(in.size() - std::char_traits<char>::length(ext));
   }
   return in;
 }
 
 // --type perfetto|kineto-json|paraver: from one database, or from streams through a temporary
 // database next to the output (removed afterwards).
-int RunViewerExport(gt::viewers::ViewerFormat format,
-                    const exporter::ExportOptions& o,
+int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOptions& o,
                     const std::vector<std::string>& given) {
   gt::viewers::ViewerOptions v;
   v.format = format;
@@ -129,27 +122,24 @@ int RunViewerExport(gt::viewers::ViewerFormat format,
       std::remove(temp_db.c_str());
       return 1;
     }
-    for (const std::string& w : sr.warnings)
-      std::cerr << "gtrace: warning: " << w << "\n";
+    for (const std::string& w : sr.warnings) std::cerr << "gtrace: warning: " << w << "\n";
     v.database = temp_db;
   }
   gt::viewers::ViewerResult result;
   st = gt::viewers::ExportViewer(v, &result);
-  if (!temp_db.empty())
-    std::remove(temp_db.c_str());
+  if (!temp_db.empty()) std::remove(temp_db.c_str());
   if (!st.ok()) {
     std::cerr << "gtrace: export: " << st.message() << "\n";
     return 1;
   }
-  for (const std::string& w : result.warnings)
-    std::cerr << "gtrace: warning: " << w << "\n";
+  for (const std::string& w : result.warnings) std::cerr << "gtrace: warning: " << w << "\n";
   // One file (perfetto, single-rank json), the .prv of a Paraver trace, or the per-rank directory.
-  std::string what =
-      format == gt::viewers::ViewerFormat::kKinetoJson && result.outputs.size() > 1 ? v.output : result.outputs.front();
-  std::cerr << "gtrace: wrote " << what << " (" << gt::viewers::ViewerFormatName(format) << ", " << result.processes
-            << " processes, " << result.events << " events";
-  if (result.outputs.size() > 1)
-    std::cerr << ", " << result.outputs.size() << " files";
+  std::string what = format == gt::viewers::ViewerFormat::kKinetoJson && result.outputs.size() > 1
+                         ? v.output
+                         : result.outputs.front();
+  std::cerr << "gtrace: wrote " << what << " (" << gt::viewers::ViewerFormatName(format) << ", "
+            << result.processes << " processes, " << result.events << " events";
+  if (result.outputs.size() > 1) std::cerr << ", " << result.outputs.size() << " files";
   std::cerr << ")\n";
   return 0;
 }
@@ -168,8 +158,7 @@ int RunExport(const std::vector<std::string>& args) {
               "kineto-json (a directory of per-rank Chrome-trace JSON files for Holistic Trace Analysis; a\n"
               "single .json for one rank), paraver (.prv/.pcf/.row). Outputs are written to temporaries and\n"
               "renamed when complete; an existing output is kept unless --force-overwrite is given.");
-  p.Add({"output", 'o', true, "FILE",
-         "output to write (default: the single input with .sqlite, .pftrace, .kineto or .prv)",
+  p.Add({"output", 'o', true, "FILE", "output to write (default: the single input with .sqlite, .pftrace, .kineto or .prv)",
          [&](std::string_view v) {
            o.output = std::string(v);
            return Status::Ok();
@@ -209,8 +198,7 @@ int RunExport(const std::vector<std::string>& args) {
     std::cerr << "gtrace: export: no input streams given\n";
     return 2;
   }
-  if (viewer)
-    return RunViewerExport(viewer_format, o, inputs);
+  if (viewer) return RunViewerExport(viewer_format, o, inputs);
   if (inputs.size() == 1 && !IsDir(inputs[0]) && IsSqliteFile(inputs[0])) {
     std::cerr << "gtrace: export: " << inputs[0]
               << " is already an SQLite database; --type perfetto, kineto-json or paraver convert it\n";
@@ -226,8 +214,7 @@ int RunExport(const std::vector<std::string>& args) {
       return 2;
     }
     std::string in = o.inputs[0];
-    if (in.size() > 7 && in.compare(in.size() - 7, 7, ".gtrace") == 0)
-      in.resize(in.size() - 7);
+    if (in.size() > 7 && in.compare(in.size() - 7, 7, ".gtrace") == 0) in.resize(in.size() - 7);
     o.output = in + ".sqlite";
   }
   exporter::ExportResult result;
@@ -236,8 +223,7 @@ int RunExport(const std::vector<std::string>& args) {
     std::cerr << "gtrace: export: " << st.message() << "\n";
     return 1;
   }
-  for (const std::string& w : result.warnings)
-    std::cerr << "gtrace: warning: " << w << "\n";
+  for (const std::string& w : result.warnings) std::cerr << "gtrace: warning: " << w << "\n";
   std::cerr << "gtrace: wrote " << result.output << " (" << result.streams << " streams, " << result.chunks
             << " chunks)\n";
   return 0;
