@@ -439,11 +439,21 @@ bool RegisterSessionStartHook(SessionStartFn fn) {
   return ok;
 }
 
+// Whether `config` asks for `source` at all. NVTX hooks are also needed, without NVTX being
+// recorded, to see the range that opens an NVTX capture window.
+bool Wants(const Config& config, uint32_t source) {
+  if (source == 0 || (config.sources & source) != 0) return true;
+  return source == kSourceNvtx && config.capture.range == CaptureRange::kNvtx;
+}
+
 bool EnsureSession(uint32_t source) {
   Session* s = CurrentSession();
   if (s == nullptr) {
     uint32_t pid = static_cast<uint32_t>(::getpid());
     if (g_failed_pid.load(std::memory_order_relaxed) == pid) return false;
+    // An entry point of a source that is not traced (NCCL's plugin under -t cuda, say) must not
+    // create a stream that would stay empty: another source may still start the session.
+    if (source != 0 && !Wants(LoadConfig(GetEnv, environ), source)) return false;
     pthread_once(&g_process_once, ProcessOnce);
     pthread_mutex_lock(&g_start_mutex);
     s = CurrentSession();
@@ -469,7 +479,7 @@ bool EnsureSession(uint32_t source) {
     }
   }
   if (s->ended.load(std::memory_order_acquire)) return false;
-  return source == 0 || (s->config.sources & source) != 0;
+  return Wants(s->config, source);
 }
 
 ThreadBuffer* AcquireBufferSlow() {

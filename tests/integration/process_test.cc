@@ -139,6 +139,18 @@ TEST(Process, ProgramWithoutNvtxIsUnchanged) {
   EXPECT_TRUE(dir.Find(".gtrace").empty());     // no stream: nothing was recorded
 }
 
+TEST(Process, UntracedSourceWritesNoStream) {
+  // NVTX calls under -t cuda: NVTX's initializer runs, but the program never touches CUDA, so
+  // there is nothing to record and no (empty) stream may appear.
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir);
+  o.env["GTRACE_TRACE"] = "cuda";
+  RunResult r = RunProgram({test::SamplePath("nvtx_threads"), "--threads", "1", "--iterations", "1"}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(dir.Find(".gtrace").empty());
+}
+
 TEST(Process, RankAndOutputPattern) {
   TempDir dir;
   RunOptions o = test::TracedRun(dir, "rank_%q{SLURM_PROCID}_of_%q{SLURM_NTASKS}");
