@@ -65,6 +65,19 @@ std::vector<std::string> TempDir::Find(const std::string& suffix) const {
   return out;
 }
 
+std::vector<std::string> TempDir::ListDir(const std::string& path) {
+  std::vector<std::string> out;
+  DIR* d = opendir(path.c_str());
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 RunResult RunProgram(const std::vector<std::string>& argv, const RunOptions& o) {
   RunResult r;
   std::map<std::string, std::string> env;

@@ -32,6 +32,8 @@ class TempDir {
   std::string File(const std::string& name) const { return path_ + "/" + name; }
   // Files in the directory whose names end with `suffix`, sorted.
   std::vector<std::string> Find(const std::string& suffix) const;
+  // Names (not paths) of the entries of any directory, sorted, without . and ..
+  static std::vector<std::string> ListDir(const std::string& path);
 
  private:
   std::string path_;

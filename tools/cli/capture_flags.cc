@@ -12,6 +12,8 @@
 // a usage error instead of a warning inside the profiled process.
 #include <string>
 
+#include <unistd.h>
+
 #include "tools/cli/commands.h"
 
 namespace gt::cli {
@@ -101,6 +103,10 @@ void AddCaptureFlags(ArgParser* p, std::map<std::string, std::string>* env) {
   p->Add({"cupti-path", 0, true, "PATH", "the libcupti to load (GTRACE_CUPTI_PATH; default: found beside the CUDA "
                                          "runtime, in the toolkit, then on the loader path)",
           [env](std::string_view v) {
+            // The library would only warn in every process; a wrong path is better caught here.
+            if (access(std::string(v).c_str(), R_OK) != 0) {
+              return Status::Error("--cupti-path: cannot read '" + std::string(v) + "'");
+            }
             (*env)["GTRACE_CUPTI_PATH"] = std::string(v);
             return Status::Ok();
           }});

@@ -34,10 +34,16 @@ int Describe(const std::string& path, bool json) {
     if (!has) break;
     strings += static_cast<uint64_t>(c.strings_size());
     threads += c.has_thread() ? 1 : 0;
-    events["nvtx"] += static_cast<uint64_t>(c.nvtx_size());
-    events["nvtx_domains"] += static_cast<uint64_t>(c.nvtx_domains_size());
-    events["nvtx_registered_strings"] += static_cast<uint64_t>(c.nvtx_strings_size());
-    events["nvtx_payload_schemas"] += static_cast<uint64_t>(c.nvtx_payload_schemas_size());
+    // Every repeated message field of the chunk, by name: new subsystems show up without edits.
+    const google::protobuf::Reflection* refl = c.GetReflection();
+    const google::protobuf::Descriptor* desc = c.GetDescriptor();
+    for (int i = 0; i < desc->field_count(); ++i) {
+      const google::protobuf::FieldDescriptor* f = desc->field(i);
+      if (!f->is_repeated() || f->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) continue;
+      if (f->number() == schema::Chunk::kStringsFieldNumber || f->number() == schema::Chunk::kDropsFieldNumber) continue;
+      int n = refl->FieldSize(c, f);
+      if (n > 0) events[f->name()] += static_cast<uint64_t>(n);
+    }
     for (const auto& d : c.drops()) drops[schema::DropSource_Name(d.source())] += d.dropped_records();
     if (c.has_stats()) {
       stats = c.stats();
@@ -94,7 +100,7 @@ int Describe(const std::string& path, bool json) {
             << "  threads        " << threads << "\n"
             << "  strings        " << strings << "\n";
   for (auto& [k, v] : events) {
-    if (v > 0) std::cout << "  " << k << std::string(k.size() < 15 ? 15 - k.size() : 1, ' ') << v << "\n";
+    std::cout << "  " << k << std::string(k.size() < 15 ? 15 - k.size() : 1, ' ') << v << "\n";
   }
   std::cout << "  dropped        " << dropped_total;
   for (auto& [k, v] : drops) std::cout << " (" << k << ": " << v << ")";
