@@ -152,13 +152,14 @@ void WriteOutput(Session* s) {
     s->writer_lost_records += records - s->records_at_last_write;
     if (!s->writer_failed_reported) {
       s->writer_failed_reported = true;
-      PrintLine(st.message() + "; records are dropped (and counted) until writing succeeds again");
+      PrintLine(st.message() + "; records are dropped (and counted) while writing fails");
     }
   } else if (s->writer_lost_records > 0) {
     // Writing works again: the next write carries how much the gap cost.
     s->drainer->EmitWriterDrops(s->writer_lost_records);
     s->writer_lost_records = 0;
-    s->writer_failed_reported = false;
+    // The `gtrace:` line stays once per session even if the disk keeps filling and emptying;
+    // every later loss is still counted in the stream.
   }
   s->records_at_last_write = records;
 }
