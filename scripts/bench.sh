@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0; [ "${1:-}" = "--quick" ] && QUICK=1
 BUILD=${BUILD_DIR:-build-bench}
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGT_BUILD_TESTS=OFF >/dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target gtrace gtrace_cli nvtx_overhead make_stream >/dev/null
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGT_BUILD_TESTS=ON >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" --target gtrace gtrace_cli nvtx_overhead make_stream stream_sizes \
+  nvtx_threads hammer fake_nccl_host gt_fake_cupti >/dev/null 2>&1
 work=$(mktemp -d /tmp/gtrace-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 rounds=7; events=10000000; [ "$QUICK" = 1 ] && { rounds=3; events=1000000; }
@@ -47,6 +48,29 @@ eps=$(awk -v n="$events" -v t="$secs" 'BEGIN {printf "%.0f", n / t}')
 bpe=$(awk -v b="$bytes" -v n="$events" 'BEGIN {printf "%.2f", b / n}')
 echo "   $secs s (median of 3) = $eps events/s; $rows NVTX_EVENTS rows; stream $bytes bytes = $bpe bytes/event"
 
+echo "== bytes per record on disk, by event kind"
+env GTRACE_OUTPUT="$work/sz-nvtx" LD_PRELOAD="$BUILD/lib/libgtrace.so" "$BUILD/bin/nvtx_threads" --threads 4 --iterations 200 --work-us 10 >/dev/null
+env GTRACE_OUTPUT="$work/sz-cuda" GTRACE_CUPTI_PATH="$BUILD/lib/libgt_fake_cupti.so" LD_PRELOAD="$BUILD/lib/libgtrace.so" \
+  "$BUILD/bin/hammer" 2 1 >/dev/null 2>&1
+env GTRACE_OUTPUT="$work/sz-nccl" LD_PRELOAD="$BUILD/lib/libgtrace.so" "$BUILD/bin/fake_nccl_host" --scenario threads >/dev/null 2>&1
+sizes=$("$BUILD/bin/stream_sizes" "$work"/sz-*.gtrace)
+echo "$sizes"
+
+echo "== peak RSS against run length (NVTX, every record kept)"
+rss() {  # rss <reps> <with gtrace 0|1> -> "KB dropped"
+  local pre=(env -u LD_PRELOAD -u NVTX_INJECTION64_PATH)
+  [ "$2" = 1 ] && pre=(env GTRACE_OUTPUT="$work/rss-$1" GTRACE_THREAD_BUFFER_KB=16384 LD_PRELOAD="$BUILD/lib/libgtrace.so")
+  local kb
+  kb=$( { /usr/bin/time -f "%M" "${pre[@]}" "$BUILD/bin/nvtx_overhead" --reps "$1" --pause-ms 150 >/dev/null; } 2>&1 | tail -1)
+  local d=0
+  [ "$2" = 1 ] && d=$("$BUILD/bin/gtrace" info --json "$work/rss-$1.gtrace" | sed -n 's/.*"dropped_records":\([0-9]*\).*/\1/p')
+  echo "$kb $d"
+}
+short=10; long=100; [ "$QUICK" = 1 ] && long=30
+read rss_base_s _ <<< "$(rss $short 0)"; read rss_base_l _ <<< "$(rss $long 0)"
+read rss_gt_s drop_s <<< "$(rss $short 1)"; read rss_gt_l drop_l <<< "$(rss $long 1)"
+echo "   records $((short * 200000)): $rss_base_s KB without, $rss_gt_s KB with gtrace; records $((long * 200000)): $rss_base_l KB without, $rss_gt_l KB with (dropped $drop_s / $drop_l)"
+
 mkdir -p bench/results
 out=bench/results/$(date -u +%Y-%m-%d)-cpu.md
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
@@ -77,5 +101,20 @@ Synthetic stream: $events NVTX events (push/pop, 2 levels, 8 threads, 100 names)
 | events | seconds | events/s | NVTX_EVENTS rows |
 |---|---|---|---|
 | $events | $secs | $eps | $rows |
+
+## Bytes per record on disk (bench/stream_sizes)
+Streams of the NVTX sample (4 threads), of \`hammer\` against the fake CUPTI (a test double: the
+record *layout* is CUPTI 13.0's, the values synthetic) and of the fake NCCL host; each kind's
+encoded events with their tags and lengths; strings, headers and framing separately.
+
+$sizes
+
+## Peak RSS against run length (bench/nvtx_overhead under /usr/bin/time)
+A 16 MiB thread ring, 150 ms pauses: every record is kept (dropped: $drop_s and $drop_l).
+
+| records | without gtrace (KB) | with gtrace (KB) |
+|---|---|---|
+| $((short * 200000)) | $rss_base_s | $rss_gt_s |
+| $((long * 200000)) | $rss_base_l | $rss_gt_l |
 MD
 echo "== wrote $out"
