@@ -33,6 +33,7 @@ const char* NameOf(bool driver, uint32_t cbid);
 struct Tracer {
   const cupti::CuptiApi* api = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
+  uint32_t pid = 0;  // the process that set up; a forked child (CUPTI inert there) records no stacks
   std::string spec_text;
   std::string python_text;
   BacktraceSpec spec;
@@ -99,8 +100,8 @@ void WriteConfig(Tracer* t, ChunkBuilder* chunk) {
 
 void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
   Tracer* t = g_tracer;
-  if (t == nullptr)
-    return;
+  if (t == nullptr || static_cast<uint32_t>(getpid()) != t->pid)
+    return;  // no module map or configuration in a forked child's stream: it cannot capture
   uint64_t now = NowNs();
   if (t->config_session != session_id) {
     t->config_session = session_id;
@@ -181,6 +182,7 @@ void SetUpBacktraces(const cupti::CuptiApi* api, CUpti_SubscriberHandle subscrib
   auto* t = new Tracer();
   t->api = api;
   t->subscriber = subscriber;
+  t->pid = static_cast<uint32_t>(getpid());
   t->spec_text = spec_env;
   t->python_text = python;
   t->spec = spec;

@@ -1,6 +1,7 @@
 #include "tools/export/callstack_export.h"
 
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -70,7 +71,7 @@ class CallStackExport : public ExportModule {
     modules_.clear();
     module_index_.clear();
     stacks_.clear();
-    calls_.clear();
+    chain_of_stack_.clear();
     frames_.clear();
     return Status::Ok();
   }
@@ -120,7 +121,10 @@ class CallStackExport : public ExportModule {
       c.name = StripCallbackVersion(c.name);
       if (c.name.empty())
         c.name = (c.driver ? "driver API " : "runtime API ") + std::to_string(c.cbid);
-      calls_.push_back(std::move(c));
+      // Written now: the modules a stack points into were announced before it (the drain thread
+      // scans modules before it decodes the rings), so memory stays bounded by the distinct stacks.
+      if (!(st = Row(ctx, s, c)).ok())
+        return st;
     }
     for (const schema::CallStackLoss& l : chunk.callstack_losses()) {
       nesting_overflow_ += l.nesting_overflow();
@@ -129,38 +133,32 @@ class CallStackExport : public ExportModule {
     return Status::Ok();
   }
 
-  Status EndStream(ExportContext& ctx, StreamContext& s) override {
+  // One eventClass-67 row (and the call's chain, when its stack is new).
+  Status Row(ExportContext& ctx, StreamContext& s, const Backtrace& c) {
     Status st;
-    if (calls_.empty())
-      return Status::Ok();
     if (!(st = ctx.EnsureTable("CUDA_CALLCHAINS")).ok())
       return st;
     Statement* ins = ctx.Insert("CUPTI_ACTIVITY_KIND_RUNTIME", kInsertRuntime, &st);
     if (ins == nullptr)
       return st;
-    std::map<uint64_t, int64_t> chain_of_stack;  // this stream's stack id -> database chain id
-    for (const Backtrace& c : calls_) {
-      auto it = chain_of_stack.find(c.stack_id);
-      int64_t chain = 0;
-      if (it != chain_of_stack.end()) {
-        chain = it->second;
-      } else {
-        if (!(st = ChainId(ctx, stacks_[c.stack_id], c.start_ns, &chain)).ok())
-          return st;
-        chain_of_stack.emplace(c.stack_id, chain);
-      }
-      int64_t name_id = 0;
-      if (!(st = ctx.StringId(c.name, &name_id)).ok())
+    auto it = chain_of_stack_.find(c.stack_id);
+    int64_t chain = 0;
+    if (it != chain_of_stack_.end()) {
+      chain = it->second;
+    } else {
+      if (!(st = ChainId(ctx, stacks_[c.stack_id], c.start_ns, &chain)).ok())
         return st;
-      int64_t start = s.ToSessionNs(c.start_ns);
-      int64_t end = start + static_cast<int64_t>(c.duration_ns);
-      ctx.NoteTime(end);
-      ins->Int(1, start).Int(2, end).Int(3, kEventClassCudaBacktrace).Int(4, s.GlobalTid(c.tid));
-      ins->Int(5, c.correlation_id).Int(6, name_id).Int(7, c.return_value).Int(8, chain);
-      if (!(st = ins->Run()).ok())
-        return st;
+      chain_of_stack_.emplace(c.stack_id, chain);
     }
-    return Status::Ok();
+    int64_t name_id = 0;
+    if (!(st = ctx.StringId(c.name, &name_id)).ok())
+      return st;
+    int64_t start = s.ToSessionNs(c.start_ns);
+    int64_t end = start + static_cast<int64_t>(c.duration_ns);
+    ctx.NoteTime(end);
+    ins->Int(1, start).Int(2, end).Int(3, kEventClassCudaBacktrace).Int(4, s.GlobalTid(c.tid));
+    ins->Int(5, c.correlation_id).Int(6, name_id).Int(7, c.return_value).Int(8, chain);
+    return ins->Run();
   }
 
   Status Finish(ExportContext& ctx) override {
@@ -212,22 +210,26 @@ class CallStackExport : public ExportModule {
     return Status::Ok();
   }
 
-  // The module holding `address` at `ts_ns` (nullptr when none).
-  const Module* ModuleAt(uint64_t address, uint64_t ts_ns) const {
-    const Module* fallback = nullptr;
-    for (const Module& m : modules_) {
+  static constexpr size_t kNoModule = SIZE_MAX;
+
+  // Index of the module holding `address` at `ts_ns` (kNoModule when none).
+  size_t ModuleAt(uint64_t address, uint64_t ts_ns) const {
+    size_t fallback = kNoModule;
+    for (size_t i = 0; i < modules_.size(); ++i) {
+      const Module& m = modules_[i];
       if (address < m.start || address >= m.end)
         continue;
       if (m.loaded_ns <= ts_ns && (m.unloaded_ns == 0 || ts_ns < m.unloaded_ns))
-        return &m;
-      fallback = &m;  // a module announced after the stack (cannot happen with a well-formed stream)
+        return i;
+      fallback = i;  // a module announced after the stack (cannot happen with a well-formed stream)
     }
     return fallback;
   }
 
   Status Frame(ExportContext& ctx, uint64_t address, uint64_t ts_ns, FrameRow* row) {
-    const Module* m = ModuleAt(address, ts_ns);
-    auto key = std::make_pair(address, m);
+    size_t index = ModuleAt(address, ts_ns);
+    const Module* m = index != kNoModule ? &modules_[index] : nullptr;
+    auto key = std::make_pair(address, index);
     auto it = frames_.find(key);
     if (it != frames_.end()) {
       *row = it->second;
@@ -298,8 +300,8 @@ class CallStackExport : public ExportModule {
   std::vector<Module> modules_;
   std::unordered_map<uint64_t, size_t> module_index_;
   std::unordered_map<uint64_t, Stack> stacks_;
-  std::vector<Backtrace> calls_;
-  std::map<std::pair<uint64_t, const Module*>, FrameRow> frames_;
+  std::map<uint64_t, int64_t> chain_of_stack_;              // stream stack id -> database chain id
+  std::map<std::pair<uint64_t, size_t>, FrameRow> frames_;  // (address, module index) -> row
   // Whole database.
   Symbolizer symbolizer_;
   std::map<std::vector<FrameRow>, int64_t> chains_;
