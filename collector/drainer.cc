@@ -11,6 +11,7 @@
 #include "collector/clock.h"
 #include "collector/schema_fields.h"
 #include "collector/session_internal.h"
+#include "collector/thread_names.h"
 
 namespace gt {
 namespace {
@@ -36,6 +37,7 @@ std::string ReadThreadName(uint32_t tid) {
 
 bool EmitThreadInfo(ChunkBuilder* chunk, uint32_t tid) {
   std::string name = ReadThreadName(tid);
+  if (name.empty()) name = NotedThreadName(tid);  // the thread exited: the name it had when noted
   if (name.empty() || chunk->body().nesting_depth() != 0) return false;
   errno = 0;
   int nice = ::getpriority(PRIO_PROCESS, tid);

@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -45,7 +46,38 @@ constexpr Launcher kLaunchers[] = {
     {"RANK", "LOCAL_RANK", "WORLD_SIZE"},
 };
 
+// pid, ppid and comm of one process from /proc/<pid>/stat ("pid (comm) state ppid ..."; comm may
+// contain spaces and parentheses, so it ends at the last ')').
+bool ReadStat(uint32_t pid, ProcessAncestorInfo* out) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+  std::string stat = ReadSmallFile(path);
+  size_t open = stat.find('(');
+  size_t close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open || close + 4 > stat.size()) return false;
+  out->pid = pid;
+  out->name = stat.substr(open + 1, close - open - 1);
+  // After ") " comes the one-letter state, a space, then ppid.
+  out->ppid = static_cast<uint32_t>(std::strtoul(stat.c_str() + close + 4, nullptr, 10));
+  return true;
+}
+
 }  // namespace
+
+std::vector<ProcessAncestorInfo> ReadAncestors(uint32_t pid) {
+  std::vector<ProcessAncestorInfo> out;
+  ProcessAncestorInfo self;
+  if (!ReadStat(pid, &self)) return out;
+  uint32_t next = self.ppid;
+  while (next != 0 && out.size() < kMaxAncestors) {
+    ProcessAncestorInfo a;
+    if (!ReadStat(next, &a)) break;
+    out.push_back(a);
+    if (next == 1) break;
+    next = a.ppid;
+  }
+  return out;
+}
 
 uint32_t CurrentTid() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
 
@@ -93,6 +125,7 @@ ProcessInfo ReadProcessInfo(EnvGetter getenv_fn) {
   }
   long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   p.cpu_cores = cores > 0 ? static_cast<uint32_t>(cores) : 0;
+  p.ancestors = ReadAncestors(p.pid);
   return p;
 }
 

@@ -41,6 +41,7 @@ bool RingPool::Init(size_t total_bytes, size_t ring_bytes) {
   uint32_t slots_per_ring = static_cast<uint32_t>(ring_bytes_ / kSlotBytes);
   for (uint32_t i = 0; i < count_; ++i) {
     ThreadBuffer* b = new (&headers_[i]) ThreadBuffer();
+    b->index = i;
     b->ring.Init(storage_ + static_cast<size_t>(i) * slots_per_ring, slots_per_ring);
   }
   return true;
@@ -75,6 +76,7 @@ void RingPool::ResetAfterFork() {
   uint32_t slots_per_ring = static_cast<uint32_t>(ring_bytes_ / kSlotBytes);
   for (uint32_t i = 0; i < count_; ++i) {
     ThreadBuffer* b = new (&headers_[i]) ThreadBuffer();
+    b->index = i;
     b->ring.Init(storage_ + static_cast<size_t>(i) * slots_per_ring, slots_per_ring);
   }
   next_serial_.store(1, std::memory_order_relaxed);

@@ -24,6 +24,7 @@ struct alignas(64) ThreadBuffer {
   uint64_t serial = 0;             // unique per owner for this process (stream sequence id)
   char name_at_acquire[16] = {};   // comm when the thread took the buffer
   uint64_t dropped_base = 0;       // ring.dropped() when this owner took the buffer
+  uint32_t index = 0;              // position in the pool (fixed): modules keep per-thread state by it
   ThreadRing ring;
   // Producer-private scratch for the owning thread's hooks (collector does not interpret it).
   static constexpr int kScratchWords = 64;

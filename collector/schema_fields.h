@@ -12,7 +12,11 @@ inline constexpr uint32_t kFormatMajor = 1, kFormatMinor = 2, kGtraceVersion = 3
                           kPid = 6, kPpid = 7, kCommandLine = 8, kExecutablePath = 9, kRank = 10, kLocalRank = 11,
                           kWorldSize = 12, kRankSource = 13, kClock = 14, kStartClock = 15, kOutputPattern = 16,
                           kTrace = 17, kOptions = 18, kBufferLimitBytes = 19, kFlushIntervalMs = 20,
-                          kCpuArchitecture = 21, kOsDescription = 22, kCpuCores = 23;
+                          kCpuArchitecture = 21, kOsDescription = 22, kCpuCores = 23, kForkedWithoutExec = 24,
+                          kAncestors = 25;
+}
+namespace process_ancestor {
+inline constexpr uint32_t kPid = 1, kPpid = 2, kName = 3;
 }
 namespace key_value {
 inline constexpr uint32_t kKey = 1, kValue = 2;

@@ -97,6 +97,8 @@ alignas(RingPool) unsigned char g_pool_storage[sizeof(RingPool)];
 RingPool* g_pool = nullptr;
 struct sigaction g_old_actions[NSIG];
 bool g_untraced_until_exec = false;  // this process was forked and must not record until it execs
+bool g_forked_without_exec = false;  // this image was forked from a gtrace-active parent (stream header)
+std::atomic<bool> g_declined{false};  // DeclineSessions: a second copy of the library never records
 bool g_installed[NSIG];
 
 const char* GetEnv(const char* name) { return ::getenv(name); }
@@ -304,6 +306,7 @@ void ForkChild() {
     if (v != nullptr && ParseBool(v, &b)) trace_child = b;
   }
   if (!trace_child) g_untraced_until_exec = true;
+  g_forked_without_exec = true;
   g_session.store(nullptr, std::memory_order_release);
   g_failed_pid.store(trace_child ? 0 : static_cast<uint32_t>(::getpid()), std::memory_order_relaxed);
   if (!trace_child) g_enabled_sources.store(0, std::memory_order_relaxed);
@@ -338,6 +341,7 @@ Session* StartSession() {
   g_configured_sources.store(s->config.sources, std::memory_order_relaxed);
   if (s->config.sources == 0) return nullptr;
   s->info = ReadProcessInfo(GetEnv);
+  s->info.forked_without_exec = g_forked_without_exec;
   if (g_pool == nullptr) {
     auto* pool = new (g_pool_storage) RingPool();
     if (!pool->Init(s->config.buffer_bytes, s->config.thread_buffer_bytes)) {
@@ -450,6 +454,7 @@ bool Wants(const Config& config, uint32_t source) {
 bool EnsureSession(uint32_t source) {
   Session* s = CurrentSession();
   if (s == nullptr) {
+    if (g_declined.load(std::memory_order_relaxed)) return false;
     uint32_t pid = static_cast<uint32_t>(::getpid());
     if (g_failed_pid.load(std::memory_order_relaxed) == pid) return false;
     // An entry point of a source that is not traced (NCCL's plugin under -t cuda, say) must not
@@ -523,6 +528,13 @@ uint64_t SessionId() {
 }
 
 uint32_t ConfiguredSources() { return g_configured_sources.load(std::memory_order_relaxed); }
+
+uint32_t ThreadBufferCount() { return g_pool != nullptr ? g_pool->count() : 0; }
+
+void DeclineSessions() {
+  g_declined.store(true, std::memory_order_relaxed);
+  g_enabled_sources.store(0, std::memory_order_relaxed);
+}
 
 std::string SessionStreamPath() {
   Session* s = CurrentSession();

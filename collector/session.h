@@ -113,7 +113,8 @@ bool RegisterSessionStartHook(SessionStartFn fn);
 // Drain thread (emitters only): announces OS thread `tid` (name from /proc, priority) in a chunk of
 // its own, for threads that appear only in records gtrace did not take from a ring (CUPTI API
 // records). `chunk` must be open at nesting depth 0; it is reopened as a process-level chunk.
-// False when the thread's name cannot be read (it exited): nothing is written then.
+// A thread that exited is named from collector/thread_names.h when it was noted there. False when no
+// name is known: nothing is written then.
 bool EmitThreadInfo(ChunkBuilder* chunk, uint32_t tid);
 
 // --- lifecycle (slow paths) ---------------------------------------------------------------
@@ -146,5 +147,14 @@ void PrintLine(std::string_view text);
 
 // Path of the stream file of the running session ("" when none).
 std::string SessionStreamPath();
+
+// Number of thread buffers in the pool (fixed once the first session started; 0 before). A module
+// that keeps per-thread state beside the ring indexes it by ThreadBuffer::index < this.
+uint32_t ThreadBufferCount();
+
+// This copy of the library is not the one that records in this process (another copy of
+// libgtrace.so was loaded first, e.g. LD_PRELOAD of one path and CUDA_INJECTION64_PATH naming
+// another): EnsureSession fails from now on, in this process and its forked children.
+void DeclineSessions();
 
 }  // namespace gt

@@ -44,6 +44,14 @@ std::string EncodeStreamPreamble(const ProcessInfo& info, const Config& config, 
   w.StringIfNonEmpty(h::kCpuArchitecture, info.cpu_architecture);
   w.StringIfNonEmpty(h::kOsDescription, info.os_description);
   w.Varint(h::kCpuCores, info.cpu_cores);
+  if (info.forked_without_exec) w.Bool(h::kForkedWithoutExec, true);
+  for (const ProcessAncestorInfo& a : info.ancestors) {
+    w.BeginNested(h::kAncestors);
+    w.Varint(field::process_ancestor::kPid, a.pid);
+    w.Varint(field::process_ancestor::kPpid, a.ppid);
+    w.StringIfNonEmpty(field::process_ancestor::kName, a.name);
+    w.EndNested();
+  }
   w.EndNested();
   return w.bytes();
 }

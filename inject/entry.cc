@@ -9,7 +9,14 @@
 // and CUPTI is loaded only inside InitializeInjection, i.e. only by processes that initialize
 // CUDA. The NCCL plugin objects (ncclProfiler_v4/_v5/_v6) are defined in nccl/nccl_plugin.cc.
 // Unload (ELF destructor, at exit): final flush of this process's stream.
+//
+// One recorder per process: when another copy of libgtrace.so (a different file) is already loaded
+// and recording — LD_PRELOAD names one path while CUDA_INJECTION64_PATH or NVTX_INJECTION64_PATH
+// names another — this copy declines every session and forwards its injection entry points to that
+// copy, so the process gets one stream and one CUPTI subscriber. The same file reached twice is one
+// object for the loader (dlopen returns it), and InitializeInjection runs its set-up once.
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -23,6 +30,10 @@
 #include "inject/nvtx/nvtx_hooks.h"
 
 namespace {
+
+// dlopen handle of the copy of libgtrace.so that records in this process, when this copy only
+// forwards to it (set by the constructor; nullptr otherwise).
+void* g_primary = nullptr;
 
 bool Disabled() {
   const char* d = getenv("GTRACE_DISABLE");
@@ -70,12 +81,42 @@ void ArmNcclPlugin(const char* self) {
   }
 }
 
+// The copy named by GTRACE_LIBRARY_PATH (set by the preloaded copy's constructor) when it is another
+// file that is loaded in this process; nullptr when this copy is the one that records. Objects are
+// compared by link map: an exported symbol cannot tell them apart (the preloaded copy interposes it).
+void* FindPrimary(const char* self) {
+  const char* first = getenv("GTRACE_LIBRARY_PATH");
+  if (first == nullptr || *first == '\0' || strcmp(first, self) == 0) return nullptr;
+  void* h = dlopen(first, RTLD_NOW | RTLD_NOLOAD);
+  if (h == nullptr) return nullptr;  // not loaded here (an exec'd child that preloads nothing)
+  Dl_info info{};
+  struct link_map* own = nullptr;
+  struct link_map* other = nullptr;
+  bool same = dladdr1(reinterpret_cast<void*>(&FindPrimary), &info, reinterpret_cast<void**>(&own), RTLD_DL_LINKMAP) == 0 ||
+              dlinfo(h, RTLD_DI_LINKMAP, &other) != 0 || own == other;  // another name of this very file
+  if (same) {
+    dlclose(h);
+    return nullptr;
+  }
+  return h;
+}
+
+template <typename Fn>
+Fn PrimaryEntry(const char* name) {
+  return g_primary != nullptr ? reinterpret_cast<Fn>(dlsym(g_primary, name)) : nullptr;
+}
+
 __attribute__((constructor)) void GtraceOnLoad() {
   if (Disabled()) return;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&GtraceOnLoad), &info) == 0 || info.dli_fname == nullptr) return;
   char self[4096];
   if (realpath(info.dli_fname, self) == nullptr) return;
+  if (void* primary = FindPrimary(self)) {
+    g_primary = primary;
+    gt::DeclineSessions();
+    return;
+  }
   // Only arm when preloaded: then we run before the application's threads exist, so setenv is
   // safe; when NVTX or CUDA dlopen us, their variables are set already.
   if (!Preloaded(self)) return;
@@ -94,12 +135,20 @@ extern "C" {
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) noexcept {
   if (Disabled()) return 0;
+  if (g_primary != nullptr) {
+    auto f = PrimaryEntry<int (*)(NvtxGetExportTableFunc_t)>("InitializeInjectionNvtx2");
+    return f != nullptr ? f(get_export_table) : 0;
+  }
   gt::capture::RegisterWithCollector();
   return gt::nvtx::InitializeCore(get_export_table);
 }
 
 __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module_info) noexcept {
   if (Disabled()) return 0;
+  if (g_primary != nullptr) {
+    auto f = PrimaryEntry<int (*)(nvtxExtModuleInfo_t*)>("InitializeInjectionNvtxExtension");
+    return f != nullptr ? f(module_info) : 0;
+  }
   return gt::nvtx::InitializeExtension(module_info);
 }
 
@@ -107,6 +156,10 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtx
 // Always returns 1: a CUPTI problem switches CUDA tracing off (one `gtrace:` line), never cuInit.
 __attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
   if (Disabled()) return 1;
+  if (g_primary != nullptr) {
+    auto f = PrimaryEntry<int (*)(void)>("InitializeInjection");
+    return f != nullptr ? f() : 1;
+  }
   return gt::cupti::CuptiTracer::InitializeInjection();
 }
 

@@ -11,6 +11,8 @@
 #   gtrace-<version>/lib/lib*.so.*       every library the CLI needs beyond glibc: libprotobuf,
 #                                        libsqlite3, libz, libstdc++, libgcc_s (the node's may be
 #                                        missing or older than the build machine's)
+#   gtrace-<version>/lib/libunwind.so.8  dlopen'ed by libgtrace.so for --cudabacktrace only (it looks
+#                                        beside itself first), when the build machine has it
 #   gtrace-<version>/README.bundle       layout and the glibc version the binaries need
 # No launcher script: the RPATH finds the bundled libraries wherever the directory is unpacked or
 # moved, and LD_LIBRARY_PATH stays untouched for the profiled application. glibc cannot be bundled:
@@ -79,6 +81,16 @@ if [ -n "$bad" ]; then
   exit 1
 fi
 
+# libgtrace.so never links libunwind: it dlopens libunwind.so.8 from its own directory first, and
+# only for --cudabacktrace. Ship the build machine's (its liblzma dependency is a system library).
+unwind=$(ldconfig -p 2>/dev/null | awk '$1 == "libunwind.so.8" {print $NF; exit}')
+if [ -n "$unwind" ] && [ -f "$unwind" ]; then
+  cp -L "$unwind" "$stage/lib/libunwind.so.8"
+  chmod 644 "$stage/lib/libunwind.so.8"
+else
+  echo "bundle: note: no libunwind.so.8 here; --cudabacktrace will need the node's libunwind8" >&2
+fi
+
 glibc=$(for f in "$stage"/bin/gtrace "$stage"/lib/*.so*; do objdump -T "$f" 2>/dev/null; done |
   grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -t. -k1,1n -k2,2n -k3,3n | tail -1)
 cat >"$stage/README.bundle" <<TXT
@@ -86,7 +98,8 @@ gtrace $version for Linux $(uname -m), built on $(. /etc/os-release && echo "$PR
 
   bin/gtrace          the CLI: profile, export, stats, info (gtrace --help)
   lib/libgtrace.so    the library gtrace profile injects (LD_PRELOAD=.../lib/libgtrace.so also works)
-  lib/*.so.*          libraries the CLI needs, found through its RPATH (\$ORIGIN/../lib)
+  lib/*.so.*          libraries the CLI needs, found through its RPATH (\$ORIGIN/../lib); libunwind.so.8
+                      is loaded by libgtrace.so for --cudabacktrace only
 
 Unpack anywhere (the directory can be moved); no installation step, no environment variables.
 Needs glibc >= ${glibc:-unknown} and, to trace CUDA, the node's NVIDIA driver (libcuda, CUPTI from the

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 debs=(cmake g++ make pkg-config protobuf-compiler libprotobuf-dev libsqlite3-dev sqlite3
-      libunwind-dev libgtest-dev googletest libbenchmark-dev python3 python3-pip clang
+      libunwind-dev libdw-dev libgtest-dev googletest libbenchmark-dev python3 python3-pip clang
       python3-venv debootstrap)  # clang: fuzzers; the last two for tests only: viewers.hta, bundle.chroot
 missing=()
 for p in "${debs[@]}"; do

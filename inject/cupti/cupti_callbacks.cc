@@ -3,6 +3,7 @@
 
 #include "collector/clock.h"
 #include "collector/session.h"
+#include "inject/callstack/stack_capture.h"
 #include "inject/cupti/capture_window.h"
 #include "inject/cupti/cuda_record.h"
 #include "inject/cupti/cupti_tracer.h"
@@ -17,6 +18,8 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     case CUPTI_CB_DOMAIN_DRIVER_API: {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
       const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+      // --cudabacktrace (inject/callstack/): stack at entry, kept at exit if the call was slow.
+      if (recording && TracerActive()) callstack::OnApiCallback(runtime, cbid, cb);
       // Hot: graph launches (exit site), only while recording.
       const void* exec = nullptr;
       if (runtime && (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||

@@ -15,6 +15,8 @@
 #include "collector/clock.h"
 #include "collector/schema_fields.h"
 #include "collector/session.h"
+#include "collector/thread_names.h"
+#include "inject/callstack/callstack_tracer.h"
 #include "inject/cupti/capture_window.h"
 #include "inject/cupti/cuda_fields.h"
 #include "inject/cupti/cuda_record.h"
@@ -240,6 +242,7 @@ bool CuptiTracer::Start() {
   }
   RegisterRecordDecoder(kRecordCudaApi, &DecodeCudaRecord);
   RegisterEmitter(&EmitHook);
+  callstack::SetUpBacktraces(&api_, subscriber_);  // --cudabacktrace; its callbacks follow the window
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, [] {
     atexit(&ExitHook);  // runs before the CUDA runtime's own exit teardown (registered earlier)
@@ -267,6 +270,7 @@ void CuptiTracer::EnableKind(CUpti_ActivityKind kind, bool on) {
 
 void CuptiTracer::EnableWindowCallbacks(bool on) {
   for (const CallbackId& c : kWindowCallbacks) api_.EnableCallback(on ? 1 : 0, subscriber_, c.domain, c.cbid);
+  callstack::EnableBacktraceCallbacks(on);
 }
 
 void CuptiTracer::ApplyWindow(bool open) {
@@ -301,6 +305,9 @@ void CuptiTracer::Reconcile() {
 
 void CuptiTracer::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;  // as many as fit
+  // CUPTI 13 asks per application thread: note its name now, in case it exits before its records
+  // reach the drain thread (a CUDA-only thread has no ring that would name it).
+  NoteCurrentThreadName();
   // Buffers only while tracing (or flushing at exit); otherwise CUPTI drops whatever it still makes.
   TracerState state = GetState();
   uint8_t* b = state == TracerState::kActive || state == TracerState::kStopped ? pool_.Acquire() : nullptr;

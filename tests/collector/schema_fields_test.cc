@@ -51,6 +51,11 @@ TEST(SchemaFields, ConstantsMatchDescriptor) {
   EXPECT_FIELD(StreamHeader, "cpu_architecture", field::header::kCpuArchitecture);
   EXPECT_FIELD(StreamHeader, "os_description", field::header::kOsDescription);
   EXPECT_FIELD(StreamHeader, "cpu_cores", field::header::kCpuCores);
+  EXPECT_FIELD(StreamHeader, "forked_without_exec", field::header::kForkedWithoutExec);
+  EXPECT_FIELD(StreamHeader, "ancestors", field::header::kAncestors);
+  EXPECT_FIELD(ProcessAncestor, "pid", field::process_ancestor::kPid);
+  EXPECT_FIELD(ProcessAncestor, "ppid", field::process_ancestor::kPpid);
+  EXPECT_FIELD(ProcessAncestor, "name", field::process_ancestor::kName);
   EXPECT_FIELD(KeyValue, "key", field::key_value::kKey);
   EXPECT_FIELD(KeyValue, "value", field::key_value::kValue);
   EXPECT_FIELD(ClockSnapshot, "stream_clock_ns", field::clock_snapshot::kStreamClockNs);

@@ -17,6 +17,8 @@ int RunInfo(const std::vector<std::string>& args);
 
 // Capture-window flags of `profile` (--capture-range, --delay, ...), as GTRACE_* variables.
 void AddCaptureFlags(ArgParser* parser, std::map<std::string, std::string>* env);
+// Call-stack flags of `profile` (--cudabacktrace, --python-backtrace), as GTRACE_* variables.
+void AddCallStackFlags(ArgParser* parser, std::map<std::string, std::string>* env);
 // Checks that need several of those flags (--capture-range=nvtx needs --nvtx-capture), after parsing.
 Status CheckCaptureFlags(const std::map<std::string, std::string>& env);
 // The reports `profile --stats` prints.

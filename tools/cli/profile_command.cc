@@ -230,6 +230,7 @@ int RunProfile(const std::vector<std::string>& args) {
            return Status::Ok();
          }});
   AddCaptureFlags(&p, &o.env);
+  AddCallStackFlags(&p, &o.env);
 
   std::vector<std::string> command;
   bool help = false;

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "tools/export/callstack_export.h"
 #include "tools/export/nccl_export.h"
 #include "tools/export/cuda_export.h"
 #include "tools/export/nvtx_export.h"
@@ -34,6 +35,7 @@ std::vector<std::unique_ptr<ExportModule>> MakeModules() {
   // GPU metrics modules:
 
   // Call stack modules:
+  modules.push_back(MakeCallStackExport());
 
   return modules;
 }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "tools/export/process_tree.h"
 #include "tools/nsys/nsys_schema.h"
 
 namespace gt::exporter {
@@ -146,6 +147,7 @@ Status WriteSystemEnv(ExportContext& ctx) {
 Status WriteSystemTables(ExportContext& ctx, double export_seconds) {
   Status st;
   if (!(st = WriteThreads(ctx)).ok()) return st;
+  if (!(st = WriteProcessTree(ctx)).ok()) return st;
   if (!(st = WriteRanks(ctx)).ok()) return st;
 
   int64_t duration = ctx.max_time_ns();
@@ -185,6 +187,13 @@ Status WriteSystemTables(ExportContext& ctx, double export_seconds) {
     std::string cmd;
     for (const std::string& a : h.command_line()) cmd += (cmd.empty() ? "" : " ") + a;
     capture.emplace_back(p + "PID", std::to_string(h.pid()));
+    capture.emplace_back(p + "PPID", std::to_string(h.ppid()));
+    if (h.forked_without_exec()) capture.emplace_back(p + "FORKED_WITHOUT_EXEC", "true");
+    std::string ancestors;
+    for (const schema::ProcessAncestor& a : h.ancestors()) {
+      ancestors += (ancestors.empty() ? "" : " < ") + std::to_string(a.pid()) + " " + a.name();
+    }
+    if (!ancestors.empty()) capture.emplace_back(p + "ANCESTORS", ancestors);
     capture.emplace_back(p + "HOST", h.host_name());
     capture.emplace_back(p + "COMMAND_LINE", cmd);
     capture.emplace_back(p + "RANK", std::to_string(h.rank()));

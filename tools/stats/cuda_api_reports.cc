@@ -14,8 +14,9 @@
 //  - Fact sheet §3 facts 3, 7, 17: pid/tid from globalTid, thread name and priority from ThreadNames
 //    (nsys's cuda_api_trace refuses a file without that table).
 // Not confirmed: whether nsys groups cuda_api_sum by name id or by the stripped name (we group by the
-// printed name, so two ids printing the same name are one row), and whether eventClass-67 (backtrace)
-// rows are excluded (we count every row of the table).
+// printed name, so two ids printing the same name are one row). eventClass-67 rows (the second row of
+// a call whose stack was recorded with --cudabacktrace, same correlation id) are not counted: each call
+// is counted once, by its runtime/driver row.
 #include <map>
 
 #include "tools/stats/reports.h"
@@ -29,7 +30,7 @@ gt::Status BuildCudaApiSum(Database& db, Table* table) {
   Statement statement;
   gt::Status status = db.Prepare(
       "SELECT s.value, r.\"end\" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
-      "LEFT JOIN StringIds AS s ON s.id = r.nameId",
+      "LEFT JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass IS NOT 67",
       &statement);
   if (!status.ok())
     return status;
@@ -74,6 +75,7 @@ gt::Status BuildCudaApiTrace(Database& db, Table* table) {
       "LEFT JOIN StringIds AS s ON s.id = r.nameId "
       "LEFT JOIN names AS n ON n.globalTid = r.globalTid "
       "LEFT JOIN StringIds AS tn ON tn.id = n.nameId "
+      "WHERE r.eventClass IS NOT 67 "
       "ORDER BY r.start, r.rowid",
       &statement);
   if (!status.ok())

@@ -175,7 +175,8 @@ gt::Status LoadApiCalls(Database& db, std::map<int64_t, std::vector<ApiCall>>* c
   Statement statement;
   gt::Status status = db.Prepare(
       "SELECT globalTid, start, \"end\", correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME "
-      "WHERE globalTid IS NOT NULL AND correlationId IS NOT NULL ORDER BY globalTid, start",
+      "WHERE globalTid IS NOT NULL AND correlationId IS NOT NULL AND eventClass IS NOT 67 "  // not backtrace rows
+      "ORDER BY globalTid, start",
       &statement);
   if (!status.ok())
     return status;

@@ -30,6 +30,7 @@ constexpr ReportEntry kReports[] = {
     {{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"}, BuildCudaGpuMemSizeSum},
     {{"cuda_gpu_trace", "CUDA GPU Trace"}, BuildCudaGpuTrace},
     {{"nccl_sum", "NCCL Operation Summary"}, BuildNcclSum},
+    {{"cuda_api_callers", "CUDA API Callers (by Stack)"}, BuildCudaApiCallers},
 };
 
 constexpr auto MakeInfos() {

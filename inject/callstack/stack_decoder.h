@@ -1,0 +1,46 @@
+// StackDecoder: turns kRecordCallStack ring records into CallStackDef (once per distinct stack and
+// stream) and CudaApiBacktrace messages in the calling thread's chunk.
+//
+// Threads: the drain thread only (the record decoder registered with the session). Owned by the
+// call-stack tracer (callstack_tracer.cc), which gives it the CUPTI callback-name function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/chunk_builder.h"
+#include "collector/session.h"
+
+namespace gt::callstack {
+
+class StackDecoder {
+ public:
+  // Name of a runtime (driver = false) or driver callback id; nullptr when unknown.
+  using NameFn = const char* (*)(bool driver, uint32_t cbid);
+
+  explicit StackDecoder(NameFn names) : names_(names) {}
+  StackDecoder(const StackDecoder&) = delete;
+  StackDecoder& operator=(const StackDecoder&) = delete;
+
+  // `session_id` changes in a forked child: stacks are defined again in the new stream.
+  void Decode(const RecordView& view, uint64_t session_id, ChunkBuilder* chunk);
+
+  uint64_t stacks_defined() const { return next_stack_id_ - 1; }
+
+  // Most distinct stacks remembered per stream; beyond it the table starts over (new ids, stacks
+  // defined again), so memory stays bounded.
+  static constexpr size_t kMaxStacks = 1u << 18;
+
+ private:
+  uint64_t StackId(const uint64_t* frames, uint32_t count, bool truncated, ChunkBuilder* chunk);
+
+  NameFn names_;
+  uint64_t session_id_ = 0;
+  std::unordered_map<std::string, uint64_t> stacks_;  // frame bytes (+ truncated flag) -> id
+  uint64_t next_stack_id_ = 1;
+  std::string packed_;  // scratch: packed varint addresses
+};
+
+}  // namespace gt::callstack
