@@ -20,6 +20,7 @@
 #include "collector/session.h"
 #include "inject/cupti/capture_window.h"
 #include "inject/cupti/cupti_tracer.h"
+#include "inject/metrics/gpu_metrics.h"
 #include "inject/nvtx/nvtx_hooks.h"
 
 namespace {
@@ -107,7 +108,9 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtx
 // Always returns 1: a CUPTI problem switches CUDA tracing off (one `gtrace:` line), never cuInit.
 __attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
   if (Disabled()) return 1;
-  return gt::cupti::CuptiTracer::InitializeInjection();
+  int result = gt::cupti::CuptiTracer::InitializeInjection();
+  gt::metrics::OnCudaInjection();  // GPU metrics (--gpu-metrics-*): its own thread, after the tracer
+  return result;
 }
 
 }  // extern "C"
