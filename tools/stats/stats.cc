@@ -30,6 +30,7 @@ constexpr ReportEntry kReports[] = {
     {{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"}, BuildCudaGpuMemSizeSum},
     {{"cuda_gpu_trace", "CUDA GPU Trace"}, BuildCudaGpuTrace},
     {{"nccl_sum", "NCCL Operation Summary"}, BuildNcclSum},
+    {{"gpu_metrics_sum", "GPU Metrics Summary (per NVTX range and kernel)"}, BuildGpuMetricsSum},
 };
 
 constexpr auto MakeInfos() {
