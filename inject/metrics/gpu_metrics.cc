@@ -317,6 +317,7 @@ void Module::SetUpDevices(uint32_t visible) {
     s->info.set_name = options_.set;
     s->info.interval_ns = options_.IntervalNs();
     s->info.sampler_tid = CurrentTid();
+    s->info.clock_offset_ns = clock_offset_ns_;
     CUdevice dev = 0;
     if (driver_.DeviceGet(&dev, static_cast<int>(d)) == CUDA_SUCCESS) {
       char name[256] = {};
@@ -358,7 +359,8 @@ void Module::SetUpDevices(uint32_t visible) {
         s->sampler.reset();
         std::string what = "GPU metrics off on device " + std::to_string(d) +
                            (s->info.chip.empty() ? "" : " (" + s->info.chip + ")") + ": " + s->info.reason;
-        Note(s->info.state == field::enums::kGpuMetricsUnavailable ? s->info.reason.substr(0, 40) : what, what);
+        // One printed line per distinct cause: eight GPUs without permission make one line.
+        Note(s->info.state == field::enums::kGpuMetricsUnavailable ? s->info.reason.substr(0, 48) : what, what);
       }
     }
     s->info.ts_ns = NowNs();
@@ -431,7 +433,9 @@ void Module::ThreadMain() {
         size_t n = slot_count_.load(std::memory_order_acquire);
         for (size_t i = 0; i < n; ++i) {
           std::lock_guard<std::mutex> lock(slots_[i]->mu);
-          slots_[i]->info.clock_offset_ns = clock_offset_ns_;  // not a state change: no re-send
+          int64_t moved = slots_[i]->info.clock_offset_ns - clock_offset_ns_;
+          slots_[i]->info.clock_offset_ns = clock_offset_ns_;
+          if (moved > 1000 || moved < -1000) ++slots_[i]->version;  // NTP slewed CLOCK_REALTIME: re-send
         }
       }
       DecodeAll(stop);

@@ -19,12 +19,14 @@ P Params(size_t size) {
 }  // namespace
 
 std::string UnavailableReason(CUptiResult r, const std::string& call) {
-  const std::string from = " (" + call + ")";
+  auto from = [&](const char* code) { return std::string(" (") + code + " from " + call + ")"; };
   switch (r) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      return "no permission to use the GPU performance counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES from " + call +
-             "): run as root or with CAP_SYS_ADMIN (containers: --cap-add SYS_ADMIN), or load the NVIDIA driver with "
+      return "no permission to use the GPU performance counters" +
+             from(r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ? "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"
+                                                           : "CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES") +
+             ": run as root or with CAP_SYS_ADMIN (containers: --cap-add SYS_ADMIN), or load the NVIDIA driver with "
              "NVreg_RestrictProfilingToAdminUsers=0 (RmProfilingAdminOnly in /proc/driver/nvidia/params shows the "
              "setting)";
     case CUPTI_ERROR_HARDWARE_BUSY:
@@ -32,23 +34,27 @@ std::string UnavailableReason(CUptiResult r, const std::string& call) {
     case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
       return "the GPU performance counters are held by another profiler (DCGM profiling, Nsight Compute, Nsight "
              "Systems --gpu-metrics-devices, or another process sampling this GPU)" +
-             from + ": pause DCGM with `dcgmi profile --pause` (resume with `dcgmi profile --resume`) or stop the other "
+             from(r == CUPTI_ERROR_HARDWARE_BUSY       ? "CUPTI_ERROR_HARDWARE_BUSY"
+                  : r == CUPTI_ERROR_INVALID_OPERATION ? "CUPTI_ERROR_INVALID_OPERATION"
+                                                       : "CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED") +
+             ": pause DCGM with `dcgmi profile --pause` (resume with `dcgmi profile --resume`) or stop the other "
              "profiler";
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-      return "PM sampling is not supported on a virtual GPU without profiling enabled" + from;
+      return "PM sampling is not supported on a virtual GPU without profiling enabled" + from("CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED");
     case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-      return "PM sampling is not supported with confidential computing" + from;
+      return "PM sampling is not supported with confidential computing" + from("CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED");
     case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-      return "PM sampling is not supported on CMP devices" + from;
+      return "PM sampling is not supported on CMP devices" + from("CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED");
     case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-      return "PM sampling is not supported on a MIG instance" + from;
+      return "PM sampling is not supported on a MIG instance" + from("CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED");
     case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
-      return "PM sampling is not supported with SLI" + from;
+      return "PM sampling is not supported with SLI" + from("CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED");
     case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
-      return "PM sampling is not supported on WSL" + from;
+      return "PM sampling is not supported on WSL" + from("CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED");
     case CUPTI_ERROR_NOT_SUPPORTED:
+      return "PM sampling is not supported on this device" + from("CUPTI_ERROR_NOT_SUPPORTED");
     case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
-      return "PM sampling is not supported on this device" + from;
+      return "PM sampling is not supported on this device" + from("CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED");
     default:
       return {};
   }
