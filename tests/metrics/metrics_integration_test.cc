@@ -224,6 +224,30 @@ TEST(GpuMetrics, FrequencyAndSetAreHonoured) {
                   "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed|1|NULL"}));
 }
 
+TEST(GpuMetrics, ProfileFlagsBecomeTheVariables) {
+  TempDir dir;
+  RunOptions o;
+  o.env["GTRACE_CUPTI_PATH"] = FakeCupti();
+  o.env["FAKE_CUPTI_LOG"] = dir.File("cli.log");
+  o.env["FAKE_CUDA_UUID_TAG"] = "a0";
+  o.unset_env = {"GTRACE_GPU_METRICS_DEVICES", "GTRACE_GPU_METRICS_FREQUENCY", "GTRACE_GPU_METRICS_SET",
+                 "GTRACE_GPU_METRICS_RANGES", "GTRACE_TRACE"};
+  RunResult r = RunProgram({CliPath(), "profile", "-o", dir.File("cli-%p"), "--gpu-metrics-devices=0",
+                            "--gpu-metrics-frequency", "25000", "--gpu-metrics-set=memory", "--export=sqlite",
+                            SamplePath("fake_metrics_app"), "timeline"},
+                           o);
+  RemoveLocks("a0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string log = ReadFile(dir.File("cli.log"));
+  EXPECT_EQ(Count(log, "pm config 0 interval 40000 trigger 1 metrics 9"), 1) << log;
+  std::vector<std::string> dbs = dir.Find(".sqlite");
+  ASSERT_EQ(dbs.size(), 1u) << r.err;
+  Db db(dbs[0]);
+  EXPECT_EQ(db.Int("SELECT count(DISTINCT metricId) FROM GPU_METRICS"), 9);
+  EXPECT_EQ(db.Rows("SELECT DISTINCT setName, samplingIntervalNs FROM GTRACE_GPU_METRICS_DEVICES"),
+            (Rows{"memory|40000"}));
+}
+
 TEST(GpuMetrics, NoPermissionIsOneLineWithTheFixAndTheTraceGoesOn) {
   TempDir dir;
   TracedApp r = Traced(dir, "devices",
