@@ -40,11 +40,11 @@ namespace gt::metrics {
 namespace {
 
 constexpr size_t kMaxDevices = 64;
-constexpr size_t kQueueSamples = 32768;             // per sampled device (~4.7 MiB)
-constexpr uint64_t kPollNs = 10000000ull;           // decode every 10 ms
+constexpr size_t kQueueSamples = 32768;    // per sampled device (~4.7 MiB)
+constexpr uint64_t kPollNs = 10000000ull;  // decode every 10 ms
 constexpr uint64_t kClockRemeasureNs = 1000000000ull;
 constexpr size_t kMaxChunkBodyBytes = 1u << 20;
-constexpr size_t kMaxSamplesPerEmit = 200000;       // per drain cycle, all devices together
+constexpr size_t kMaxSamplesPerEmit = 200000;  // per drain cycle, all devices together
 
 enum class ModuleState : uint32_t { kOff = 0, kActive = 1, kInert = 2 };
 
@@ -117,23 +117,27 @@ class Module {
   // Metrics thread control.
   std::mutex run_mu_;
   std::condition_variable run_cv_;
-  bool stop_requested_ = false;  // under run_mu_
-  bool thread_done_ = false;     // under run_mu_
-  bool sampling_on_ = false;     // metrics thread
-  int64_t clock_offset_ns_ = 0;  // metrics thread
-  bool same_clock_ = false;      // set before the thread starts
+  bool stop_requested_ = false;          // under run_mu_
+  bool thread_done_ = false;             // under run_mu_
+  bool sampling_on_ = false;             // metrics thread
+  int64_t clock_offset_ns_ = 0;          // metrics thread
+  bool same_clock_ = false;              // set before the thread starts
   uint64_t range_dropped_reported_ = 0;  // drain thread
 };
 
 std::atomic<Module*> g_module{nullptr};
 
-const char* GetEnv(const char* name) { return getenv(name); }
+const char* GetEnv(const char* name) {
+  return getenv(name);
+}
 
 void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
-  if (Module* m = g_module.load(std::memory_order_acquire)) m->Emit(chunk, session_id);
+  if (Module* m = g_module.load(std::memory_order_acquire))
+    m->Emit(chunk, session_id);
 }
 void ExitHook() {
-  if (Module* m = g_module.load(std::memory_order_acquire)) m->OnExit();
+  if (Module* m = g_module.load(std::memory_order_acquire))
+    m->OnExit();
 }
 void ForkChildHook() {
   if (Module* m = g_module.load(std::memory_order_acquire)) {
@@ -159,19 +163,24 @@ std::string HexUuid(const std::string& raw) {
 bool Module::Init() {
   std::vector<std::string> warnings;
   options_ = ReadMetricsOptions(&GetEnv, &warnings);
-  for (const std::string& w : warnings) ReportDiagnostic(field::enums::kSeverityWarning, "gpu-metrics", w);
-  if (!options_.Enabled()) return false;
+  for (const std::string& w : warnings)
+    ReportDiagnostic(field::enums::kSeverityWarning, "gpu-metrics", w);
+  if (!options_.Enabled())
+    return false;
   std::string error;
   if (options_.Sampling() && !ResolveMetricSet(options_.set, ProfilerKind::kPmSampling, &pm_requests_, &error)) {
-    ReportDiagnostic(field::enums::kSeverityWarning, "gpu-metrics", "GTRACE_GPU_METRICS_SET: " + error + "; using default");
+    ReportDiagnostic(field::enums::kSeverityWarning, "gpu-metrics",
+                     "GTRACE_GPU_METRICS_SET: " + error + "; using default");
     ResolveMetricSet("default", ProfilerKind::kPmSampling, &pm_requests_, &error);
     options_.set = "default";
   }
   if (options_.range_mode != RangeMode::kOff) {
     ResolveMetricSet(options_.set, ProfilerKind::kRangeProfiler, &range_requests_, &error);
-    if (range_requests_.empty()) ResolveMetricSet("default", ProfilerKind::kRangeProfiler, &range_requests_, &error);
+    if (range_requests_.empty())
+      ResolveMetricSet("default", ProfilerKind::kRangeProfiler, &range_requests_, &error);
   }
-  if (!EnsureSession(kSourceGpuMetrics)) return false;
+  if (!EnsureSession(kSourceGpuMetrics))
+    return false;
   pid_ = static_cast<uint32_t>(getpid());
   // libcupti: the one the CUDA tracer loaded, else our own load (CUDA tracing off or refused).
   void* handle = nullptr;
@@ -202,8 +211,9 @@ bool Module::Init() {
   RegisterEmitter(&EmitHook);
   state_.store(static_cast<uint32_t>(ModuleState::kActive), std::memory_order_release);
   if (options_.range_mode == RangeMode::kKernel) {
-    PrintLine("--gpu-metrics-ranges=kernel: CUPTI's range profiler serialises every kernel launch (and replays "
-              "kernels); expect the application to run slower while it is on");
+    PrintLine(
+        "--gpu-metrics-ranges=kernel: CUPTI's range profiler serialises every kernel launch (and replays "
+        "kernels); expect the application to run slower while it is on");
   }
   return true;
 }
@@ -226,12 +236,14 @@ void Module::SetState(Slot* s, uint32_t state, const std::string& reason) {
 }
 
 int64_t Module::MeasureOffset() {
-  if (same_clock_ || api_.GetTimestamp == nullptr) return 0;
+  if (same_clock_ || api_.GetTimestamp == nullptr)
+    return 0;
   uint64_t best = UINT64_MAX;
   int64_t offset = clock_offset_ns_;
   for (int i = 0; i < 5; ++i) {
     uint64_t a = NowNs(), c = 0;
-    if (api_.GetTimestamp(&c) != CUPTI_SUCCESS) break;
+    if (api_.GetTimestamp(&c) != CUPTI_SUCCESS)
+      break;
     uint64_t b = NowNs();
     if (b - a < best) {
       best = b - a;
@@ -249,9 +261,11 @@ bool Module::WaitForDriver(uint32_t* visible) {
   while (true) {
     {
       std::unique_lock<std::mutex> lock(run_mu_);
-      if (stop_requested_ || !active()) return false;
+      if (stop_requested_ || !active())
+        return false;
     }
-    if (!driver_.ok) ResolveDriverApi(&driver_, &error);
+    if (!driver_.ok)
+      ResolveDriverApi(&driver_, &error);
     int count = 0;
     if (driver_.ok && driver_.DeviceGetCount(&count) == CUDA_SUCCESS) {
       *visible = count > 0 ? static_cast<uint32_t>(count) : 0;
@@ -292,12 +306,14 @@ void Module::SetUpDevices(uint32_t visible) {
     } else {
       // NVTX mode profiles whichever context pushes the range: prepare every visible device's chip.
       std::vector<uint32_t> all;
-      for (uint32_t d = 0; d < visible; ++d) all.push_back(d);
-      ranges_.Prepare(&api_, &driver_, options_,
-                      range_requests_, options_.range_mode == RangeMode::kNvtx ? all : range_devices);
+      for (uint32_t d = 0; d < visible; ++d)
+        all.push_back(d);
+      ranges_.Prepare(&api_, &driver_, options_, range_requests_,
+                      options_.range_mode == RangeMode::kNvtx ? all : range_devices);
     }
   }
-  if (!options_.Sampling()) return;
+  if (!options_.Sampling())
+    return;
   std::string all_rule;
   // Every requested device this process sees (ownership is decided per device below).
   std::vector<uint32_t> candidates = OwnedDevices(options_, LocalRank{}, visible, &all_rule);
@@ -311,7 +327,8 @@ void Module::SetUpDevices(uint32_t visible) {
   }
   bool initialized = false;
   for (uint32_t d : candidates) {
-    if (slot_count_.load(std::memory_order_relaxed) >= kMaxDevices) break;
+    if (slot_count_.load(std::memory_order_relaxed) >= kMaxDevices)
+      break;
     auto* s = new Slot();
     s->info.device_id = d;
     s->info.set_name = options_.set;
@@ -321,14 +338,18 @@ void Module::SetUpDevices(uint32_t visible) {
     CUdevice dev = 0;
     if (driver_.DeviceGet(&dev, static_cast<int>(d)) == CUDA_SUCCESS) {
       char name[256] = {};
-      if (driver_.DeviceGetName(name, sizeof(name) - 1, dev) == CUDA_SUCCESS) s->info.name = name;
+      if (driver_.DeviceGetName(name, sizeof(name) - 1, dev) == CUDA_SUCCESS)
+        s->info.name = name;
       CUuuid uuid{};
-      if (driver_.DeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) s->info.uuid.assign(uuid.bytes, sizeof(uuid.bytes));
+      if (driver_.DeviceGetUuid(&uuid, dev) == CUDA_SUCCESS)
+        s->info.uuid.assign(uuid.bytes, sizeof(uuid.bytes));
       char bus[64] = {};
-      if (driver_.DeviceGetPCIBusId(bus, sizeof(bus) - 1, dev) == CUDA_SUCCESS) s->info.pci_bus_id = bus;
+      if (driver_.DeviceGetPCIBusId(bus, sizeof(bus) - 1, dev) == CUDA_SUCCESS)
+        s->info.pci_bus_id = bus;
     }
     bool mine = false;
-    for (uint32_t o : owned) mine = mine || o == d;
+    for (uint32_t o : owned)
+      mine = mine || o == d;
     std::string holder;
     if (!mine) {
       s->info.state = field::enums::kGpuMetricsNotOwned;
@@ -343,9 +364,8 @@ void Module::SetUpDevices(uint32_t visible) {
         CUptiResult r = api_.ProfilerInitialize(&p);
         if (r != CUPTI_SUCCESS) {
           std::string why = UnavailableReason(r, "cuptiProfilerInitialize");
-          Note(why.empty() ? "init" : why, "GPU metrics off: " + (why.empty() ? "cuptiProfilerInitialize failed with " +
-                                                                                    api_.ResultName(r)
-                                                                              : why));
+          Note(why.empty() ? "init" : why,
+               "GPU metrics off: " + (why.empty() ? "cuptiProfilerInitialize failed with " + api_.ResultName(r) : why));
           delete s;
           return;
         }
@@ -376,7 +396,8 @@ void Module::DecodeAll(bool stop) {
   bool want = !stop && IsEnabled(kSourceGpuMetrics);
   for (size_t i = 0; i < n; ++i) {
     Slot* s = slots_[i];
-    if (s->sampler == nullptr) continue;
+    if (s->sampler == nullptr)
+      continue;
     if (want && !s->sampler->running()) {
       CUptiResult r = s->sampler->Start();
       if (r != CUPTI_SUCCESS) {
@@ -389,14 +410,21 @@ void Module::DecodeAll(bool stop) {
         continue;
       }
     }
+    // Decode only a started sampler (an enabled but never started one has nothing to decode; a closed
+    // capture window keeps it so).
     DecodeStats stats;
-    bool ok = s->sampler->Decode(clock_offset_ns_, s->queue.get(), &stats);
-    if (!want && s->sampler->running()) {
-      s->sampler->Stop();
-      s->sampler->Decode(clock_offset_ns_, s->queue.get(), &stats);  // what arrived until the stop
+    bool ok = true;
+    if (s->sampler->running()) {
+      ok = s->sampler->Decode(clock_offset_ns_, s->queue.get(), &stats);
+      if (!want) {
+        s->sampler->Stop();
+        ok = s->sampler->Decode(clock_offset_ns_, s->queue.get(), &stats) && ok;  // what arrived until the stop
+      }
     }
-    if (stats.overflows != 0) s->overflows.fetch_add(stats.overflows, std::memory_order_relaxed);
-    if (stats.decode_errors != 0) s->decode_errors.fetch_add(stats.decode_errors, std::memory_order_relaxed);
+    if (stats.overflows != 0)
+      s->overflows.fetch_add(stats.overflows, std::memory_order_relaxed);
+    if (stats.decode_errors != 0)
+      s->decode_errors.fetch_add(stats.decode_errors, std::memory_order_relaxed);
     if (!ok && s->decode_errors.load(std::memory_order_relaxed) > 100) {
       SetState(s, field::enums::kGpuMetricsFailed, "cuptiPmSamplingDecodeData kept failing; sampling stopped");
       s->sampler.reset();
@@ -425,7 +453,8 @@ void Module::ThreadMain() {
         run_cv_.wait_for(lock, std::chrono::nanoseconds(kPollNs), [&] { return stop_requested_; });
         stop = stop_requested_;
       }
-      if (!active()) break;  // forked child (cannot happen here) or switched off
+      if (!active())
+        break;  // forked child (cannot happen here) or switched off
       uint64_t now = NowNs();
       if (now - last_clock >= kClockRemeasureNs) {
         clock_offset_ns_ = MeasureOffset();
@@ -435,12 +464,14 @@ void Module::ThreadMain() {
           std::lock_guard<std::mutex> lock(slots_[i]->mu);
           int64_t moved = slots_[i]->info.clock_offset_ns - clock_offset_ns_;
           slots_[i]->info.clock_offset_ns = clock_offset_ns_;
-          if (moved > 1000 || moved < -1000) ++slots_[i]->version;  // NTP slewed CLOCK_REALTIME: re-send
+          if (moved > 1000 || moved < -1000)
+            ++slots_[i]->version;  // NTP slewed CLOCK_REALTIME: re-send
         }
       }
       DecodeAll(stop);
       ranges_.Pump(now, stop);
-      if (stop) break;
+      if (stop)
+        break;
     }
   }
   std::lock_guard<std::mutex> lock(run_mu_);
@@ -449,7 +480,8 @@ void Module::ThreadMain() {
 }
 
 void Module::OnExit() {
-  if (!active() || static_cast<uint32_t>(getpid()) != pid_) return;
+  if (!active() || static_cast<uint32_t>(getpid()) != pid_)
+    return;
   {
     std::unique_lock<std::mutex> lock(run_mu_);
     stop_requested_ = true;
@@ -500,7 +532,8 @@ void Module::WriteConfig(ChunkBuilder* chunk) {
   w.Int(f::kLocalRank, c.local_rank);
   w.Int(f::kLocalWorldSize, c.local_world_size);
   w.Varint(f::kVisibleDevices, c.visible);
-  for (uint32_t d : c.owned) w.Varint(f::kOwnedDeviceIds, d);
+  for (uint32_t d : c.owned)
+    w.Varint(f::kOwnedDeviceIds, d);
   w.StringIfNonEmpty(f::kOwnerRule, c.rule);
   w.Varint(f::kFrequencyHz, options_.frequency_hz);
   w.StringIfNonEmpty(f::kCuptiPath, c.cupti_path);
@@ -515,21 +548,25 @@ void Module::WriteDevice(ChunkBuilder* chunk, const DeviceInfo& d) {
   ProtoWriter& w = chunk->body();
   w.BeginNested(field::chunk::kGpuMetricsDevices);
   w.Varint(f::kDeviceId, d.device_id);
-  if (!d.uuid.empty()) w.Bytes(f::kUuid, d.uuid.data(), d.uuid.size());
+  if (!d.uuid.empty())
+    w.Bytes(f::kUuid, d.uuid.data(), d.uuid.size());
   w.StringIfNonEmpty(f::kName, d.name);
   w.StringIfNonEmpty(f::kChipName, d.chip);
   w.StringIfNonEmpty(f::kPciBusId, d.pci_bus_id);
   w.Varint(f::kState, d.state);
   w.StringIfNonEmpty(f::kReason, d.reason);
   w.StringIfNonEmpty(f::kSetName, d.set_name);
-  for (size_t i = 0; i < d.metrics.size(); ++i) WriteMetric(w, f::kMetrics, static_cast<uint32_t>(i), d.metrics[i]);
-  for (const RejectedMetric& r : d.rejected) WriteRejection(w, f::kRejected, r);
+  for (size_t i = 0; i < d.metrics.size(); ++i)
+    WriteMetric(w, f::kMetrics, static_cast<uint32_t>(i), d.metrics[i]);
+  for (const RejectedMetric& r : d.rejected)
+    WriteRejection(w, f::kRejected, r);
   w.VarintIfNonZero(f::kSamplingIntervalNs, d.interval_ns);
   w.Varint(f::kTriggerMode, d.trigger_mode);
   w.VarintIfNonZero(f::kSamplingIntervalRaw, d.interval_raw);
   w.VarintIfNonZero(f::kHardwareBufferBytes, d.hw_buffer_bytes);
   w.VarintIfNonZero(f::kMaxSamples, d.max_samples);
-  if (d.clock_offset_ns != 0) w.Int(f::kClockOffsetNs, d.clock_offset_ns);
+  if (d.clock_offset_ns != 0)
+    w.Int(f::kClockOffsetNs, d.clock_offset_ns);
   w.Varint(f::kTsNs, d.ts_ns);
   w.VarintIfNonZero(f::kPasses, d.passes);
   w.VarintIfNonZero(f::kSamplerTid, d.sampler_tid);
@@ -551,8 +588,10 @@ void Module::WriteRanges(ChunkBuilder* chunk) {
     w.StringIfNonEmpty(f::kNvtxMessage, c.nvtx_message);
     w.StringIfNonEmpty(f::kNvtxDomain, c.nvtx_domain);
     w.StringIfNonEmpty(f::kChipName, c.chip);
-    for (size_t i = 0; i < c.metrics.size(); ++i) WriteMetric(w, f::kMetrics, static_cast<uint32_t>(i), c.metrics[i]);
-    for (const RejectedMetric& r : c.rejected) WriteRejection(w, f::kRejected, r);
+    for (size_t i = 0; i < c.metrics.size(); ++i)
+      WriteMetric(w, f::kMetrics, static_cast<uint32_t>(i), c.metrics[i]);
+    for (const RejectedMetric& r : c.rejected)
+      WriteRejection(w, f::kRejected, r);
     w.StringIfNonEmpty(f::kReason, c.reason);
     w.VarintIfNonZero(f::kMaxRangesPerPass, c.max_ranges_per_pass);
     w.EndNested();
@@ -576,17 +615,19 @@ void Module::WriteRanges(ChunkBuilder* chunk) {
     chunk->SplitIfLarger(kMaxChunkBodyBytes);
   }
   if (dropped != range_dropped_reported_) {
-    ReportDiagnostic(field::enums::kSeverityWarning, "gpu-metrics",
-                     std::to_string(dropped - range_dropped_reported_) +
-                         " profiled ranges dropped (evaluation queue full)",
-                     /*print=*/range_dropped_reported_ == 0);
+    ReportDiagnostic(
+        field::enums::kSeverityWarning, "gpu-metrics",
+        std::to_string(dropped - range_dropped_reported_) + " profiled ranges dropped (evaluation queue full)",
+        /*print=*/range_dropped_reported_ == 0);
     range_dropped_reported_ = dropped;
   }
 }
 
 void Module::Emit(ChunkBuilder* chunk, uint64_t session_id) {
-  if (state_.load(std::memory_order_acquire) == static_cast<uint32_t>(ModuleState::kInert)) return;
-  if (static_cast<uint32_t>(getpid()) != pid_) return;  // a forked child emits nothing of ours
+  if (state_.load(std::memory_order_acquire) == static_cast<uint32_t>(ModuleState::kInert))
+    return;
+  if (static_cast<uint32_t>(getpid()) != pid_)
+    return;  // a forked child emits nothing of ours
   if (config_session_ != session_id) {
     WriteConfig(chunk);
     config_session_ = session_id;
@@ -607,13 +648,15 @@ void Module::Emit(ChunkBuilder* chunk, uint64_t session_id) {
         send = true;
       }
     }
-    if (send) WriteDevice(chunk, info);
+    if (send)
+      WriteDevice(chunk, info);
     if (s->queue != nullptr) {
       namespace f = field::gpu_metrics_sample;
       ProtoWriter& w = chunk->body();
       while (budget > 0) {
         const Sample* sample = s->queue->Front();
-        if (sample == nullptr) break;
+        if (sample == nullptr)
+          break;
         w.BeginNested(field::chunk::kGpuMetricsSamples);
         w.Varint(f::kDeviceId, s->info.device_id);
         w.SInt(f::kEndDeltaNs, chunk->DeltaNs(field::chunk::kGpuMetricsSamples, sample->end_ns));
@@ -679,16 +722,22 @@ void OnCudaInjection() {
   });
 }
 
-void OnNvtxPush(const char* domain_name, const char* text, const wchar_t* wide, uint32_t domain_id, uint32_t tid,
+void OnNvtxPush(const char* domain_name,
+                const char* text,
+                const wchar_t* wide,
+                uint32_t domain_id,
+                uint32_t tid,
                 int depth) {
-  if (!RangeProfilerArmed()) return;
+  if (!RangeProfilerArmed())
+    return;
   if (Module* m = g_module.load(std::memory_order_acquire); m != nullptr && m->active()) {
     m->ranges().OnNvtxPush(domain_name, text, wide, domain_id, tid, depth);
   }
 }
 
 void OnNvtxPop(uint32_t tid, uint32_t domain_id, int depth) {
-  if (!RangeProfilerArmed()) return;
+  if (!RangeProfilerArmed())
+    return;
   if (Module* m = g_module.load(std::memory_order_acquire); m != nullptr && m->active()) {
     m->ranges().OnNvtxPop(tid, domain_id, depth);
   }

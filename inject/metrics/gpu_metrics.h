@@ -30,7 +30,11 @@ void OnCudaInjection();
 // NVTX hooks (range profiler, NVTX mode). Cheap no-ops unless armed (one relaxed load first).
 // `depth`: the nesting level on this thread and domain (NVTX hooks' counting); a pop matches the
 // push of the same thread, domain and level.
-void OnNvtxPush(const char* domain_name, const char* text, const wchar_t* wide, uint32_t domain_id, uint32_t tid,
+void OnNvtxPush(const char* domain_name,
+                const char* text,
+                const wchar_t* wide,
+                uint32_t domain_id,
+                uint32_t tid,
                 int depth);
 void OnNvtxPop(uint32_t tid, uint32_t domain_id, int depth);
 

@@ -99,19 +99,24 @@ const std::vector<MetricDef>& RangeCatalog() {
 }
 
 bool InSet(std::string_view set, const char* key) {
-  static const char* const kCompute[] = {"gpc_clock", "gpc_cycles", "gpu_time", "gr_active", "sm_active", "sm_issue",
-                                         "tensor_active", "warps_in_flight", "warp_occupancy", "instructions"};
-  static const char* const kMemory[] = {"gpc_clock", "gpc_cycles", "gpu_time", "gr_active", "dram_read", "dram_write",
-                                        "dram_throughput", "l2_bytes", "pcie_rx", "pcie_tx", "nvlink_rx", "nvlink_tx"};
-  if (set == "default") return true;
+  static const char* const kCompute[] = {"gpc_clock",      "gpc_cycles",  "gpu_time",      "gr_active",
+                                         "sm_active",      "sm_issue",    "tensor_active", "warps_in_flight",
+                                         "warp_occupancy", "instructions"};
+  static const char* const kMemory[] = {"gpc_clock", "gpc_cycles", "gpu_time",        "gr_active",
+                                        "dram_read", "dram_write", "dram_throughput", "l2_bytes",
+                                        "pcie_rx",   "pcie_tx",    "nvlink_rx",       "nvlink_tx"};
+  if (set == "default")
+    return true;
   if (set == "compute") {
     for (const char* k : kCompute) {
-      if (std::strcmp(k, key) == 0) return true;
+      if (std::strcmp(k, key) == 0)
+        return true;
     }
     return false;
   }
   for (const char* k : kMemory) {
-    if (std::strcmp(k, key) == 0) return true;
+    if (std::strcmp(k, key) == 0)
+      return true;
   }
   return false;
 }
@@ -123,21 +128,28 @@ MetricRequest FromDef(const MetricDef& d) {
   r.export_unit = d.export_unit;
   r.export_scale = d.export_scale;
   for (const char* c : d.candidates) {
-    if (c != nullptr) r.candidates.push_back(c);
+    if (c != nullptr)
+      r.candidates.push_back(c);
   }
   return r;
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
 }  // namespace
 
-const std::vector<MetricDef>& PmSamplingCatalog() { return PmCatalog(); }
-const std::vector<MetricDef>& RangeProfilerCatalog() { return RangeCatalog(); }
+const std::vector<MetricDef>& PmSamplingCatalog() {
+  return PmCatalog();
+}
+const std::vector<MetricDef>& RangeProfilerCatalog() {
+  return RangeCatalog();
+}
 
 bool ResolveMetricSet(std::string_view set, ProfilerKind kind, std::vector<MetricRequest>* out, std::string* error) {
   out->clear();
@@ -149,7 +161,8 @@ bool ResolveMetricSet(std::string_view set, ProfilerKind kind, std::vector<Metri
       std::string_view name = Trim(list.substr(0, comma));
       if (!name.empty()) {
         bool dup = false;
-        for (const MetricRequest& r : *out) dup = dup || r.key == name;
+        for (const MetricRequest& r : *out)
+          dup = dup || r.key == name;
         if (!dup) {
           MetricRequest r;
           r.key = std::string(name);
@@ -159,7 +172,8 @@ bool ResolveMetricSet(std::string_view set, ProfilerKind kind, std::vector<Metri
           out->push_back(std::move(r));
         }
       }
-      if (comma == std::string_view::npos) break;
+      if (comma == std::string_view::npos)
+        break;
       list.remove_prefix(comma + 1);
     }
     if (out->empty()) {
@@ -169,14 +183,17 @@ bool ResolveMetricSet(std::string_view set, ProfilerKind kind, std::vector<Metri
     return true;
   }
   bool known = false;
-  for (const char* n : kSetNames) known = known || set == n;
+  for (const char* n : kSetNames)
+    known = known || set == n;
   if (!known) {
-    *error = "unknown metric set '" + std::string(set) + "' (known: default, compute, memory, metrics:<name>,<name>...)";
+    *error =
+        "unknown metric set '" + std::string(set) + "' (known: default, compute, memory, metrics:<name>,<name>...)";
     return false;
   }
   const std::vector<MetricDef>& catalog = kind == ProfilerKind::kPmSampling ? PmCatalog() : RangeCatalog();
   for (const MetricDef& d : catalog) {
-    if (InSet(set, d.key)) out->push_back(FromDef(d));
+    if (InSet(set, d.key))
+      out->push_back(FromDef(d));
   }
   return true;
 }

@@ -24,10 +24,10 @@ namespace gt::metrics {
 inline constexpr int kMaxCandidates = 3;
 
 struct MetricDef {
-  const char* key;    // stable catalog key, e.g. "sm_active"
-  const char* label;  // GPU_METRICS name without the unit, e.g. "SMs Active"
-  const char* export_unit;  // "Throughput %", "MHz", "bytes/s", "bytes", "ns", ...
-  double export_scale;      // exported integer = round(value * export_scale)
+  const char* key;                         // stable catalog key, e.g. "sm_active"
+  const char* label;                       // GPU_METRICS name without the unit, e.g. "SMs Active"
+  const char* export_unit;                 // "Throughput %", "MHz", "bytes/s", "bytes", "ns", ...
+  double export_scale;                     // exported integer = round(value * export_scale)
   const char* candidates[kMaxCandidates];  // CUPTI metric names, preferred first (nullptr ends)
 };
 

@@ -46,7 +46,10 @@ struct Selection {
 };
 
 // `availability` may be null (then runtime restrictions are not taken into account).
-Selection SelectMetrics(const ProfilerApi& api, const std::string& chip, const uint8_t* availability, ProfilerKind kind,
+Selection SelectMetrics(const ProfilerApi& api,
+                        const std::string& chip,
+                        const uint8_t* availability,
+                        ProfilerKind kind,
                         const std::vector<MetricRequest>& requests);
 
 // RAII host object (cuptiProfilerHostInitialize / Deinitialize). Used by the selection and by the
@@ -63,8 +66,11 @@ class HostObject {
   // Config image and its pass count (after AddMetrics succeeded).
   CUptiResult ConfigImage(std::vector<uint8_t>* image, size_t* passes);
   // Evaluates `names` for range/sample `index` of `counter_data` into `values`.
-  CUptiResult Evaluate(const uint8_t* counter_data, size_t counter_data_size, size_t index,
-                       const std::vector<const char*>& names, double* values);
+  CUptiResult Evaluate(const uint8_t* counter_data,
+                       size_t counter_data_size,
+                       size_t index,
+                       const std::vector<const char*>& names,
+                       double* values);
   void Reset();
   CUpti_Profiler_Host_Object* get() const { return object_; }
 

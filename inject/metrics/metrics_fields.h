@@ -25,8 +25,8 @@ inline constexpr uint32_t kKey = 1, kCuptiName = 2, kReason = 3;
 namespace gpu_metrics_device {
 inline constexpr uint32_t kDeviceId = 1, kUuid = 2, kName = 3, kChipName = 4, kPciBusId = 5, kState = 6, kReason = 7,
                           kSetName = 8, kMetrics = 9, kRejected = 10, kSamplingIntervalNs = 11, kTriggerMode = 12,
-                          kSamplingIntervalRaw = 13, kHardwareBufferBytes = 14, kMaxSamples = 15,
-                          kClockOffsetNs = 16, kTsNs = 17, kPasses = 18, kSamplerTid = 19;
+                          kSamplingIntervalRaw = 13, kHardwareBufferBytes = 14, kMaxSamples = 15, kClockOffsetNs = 16,
+                          kTsNs = 17, kPasses = 18, kSamplerTid = 19;
 }
 namespace gpu_metrics_sample {
 inline constexpr uint32_t kDeviceId = 1, kEndDeltaNs = 2, kDurationNs = 3, kValues = 4;
@@ -35,8 +35,8 @@ namespace gpu_metrics_loss {
 inline constexpr uint32_t kDeviceId = 1, kTsNs = 2, kDroppedSamples = 3, kHwBufferOverflows = 4, kDecodeErrors = 5;
 }
 namespace range_metrics_config {
-inline constexpr uint32_t kDeviceId = 1, kContextId = 2, kMode = 3, kNvtxMessage = 4, kNvtxDomain = 5,
-                          kChipName = 6, kMetrics = 7, kRejected = 8, kReason = 9, kMaxRangesPerPass = 10;
+inline constexpr uint32_t kDeviceId = 1, kContextId = 2, kMode = 3, kNvtxMessage = 4, kNvtxDomain = 5, kChipName = 6,
+                          kMetrics = 7, kRejected = 8, kReason = 9, kMaxRangesPerPass = 10;
 }
 namespace range_metrics_result {
 inline constexpr uint32_t kDeviceId = 1, kContextId = 2, kMode = 3, kRangeName = 4, kRangeIndex = 5, kPassId = 6,

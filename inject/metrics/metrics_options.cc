@@ -16,16 +16,20 @@ namespace gt::metrics {
 namespace {
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
 // Leading decimal integer ("4(x2)" -> 4, SLURM_TASKS_PER_NODE style); -1 when none.
 int32_t LeadingInt(const char* text) {
-  if (text == nullptr || *text < '0' || *text > '9') return -1;
+  if (text == nullptr || *text < '0' || *text > '9')
+    return -1;
   int64_t v = 0;
-  for (const char* p = text; *p >= '0' && *p <= '9' && v < 1000000; ++p) v = v * 10 + (*p - '0');
+  for (const char* p = text; *p >= '0' && *p <= '9' && v < 1000000; ++p)
+    v = v * 10 + (*p - '0');
   return static_cast<int32_t>(v);
 }
 
@@ -51,7 +55,8 @@ bool ParseDevices(std::string_view text, DeviceSelection* selection, std::vector
         return false;
       }
       ids->push_back(static_cast<uint32_t>(id));
-      if (comma == std::string_view::npos) break;
+      if (comma == std::string_view::npos)
+        break;
       rest.remove_prefix(comma + 1);
     }
     std::sort(ids->begin(), ids->end());
@@ -106,7 +111,8 @@ MetricsOptions ReadMetricsOptions(EnvGetter getenv_fn, std::vector<std::string>*
       o.devices = DeviceSelection::kNone;
     }
   }
-  if (const char* v = getenv_fn("GTRACE_GPU_METRICS_FREQUENCY"); v != nullptr && !ParseFrequency(v, &o.frequency_hz, &error)) {
+  if (const char* v = getenv_fn("GTRACE_GPU_METRICS_FREQUENCY");
+      v != nullptr && !ParseFrequency(v, &o.frequency_hz, &error)) {
     warnings->push_back("GTRACE_GPU_METRICS_FREQUENCY: " + error + "; using 10000");
     o.frequency_hz = kDefaultFrequencyHz;
   }
@@ -137,14 +143,18 @@ LocalRank DetectLocalRank(EnvGetter getenv_fn) {
   return r;
 }
 
-std::vector<uint32_t> OwnedDevices(const MetricsOptions& options, const LocalRank& rank, uint32_t visible,
+std::vector<uint32_t> OwnedDevices(const MetricsOptions& options,
+                                   const LocalRank& rank,
+                                   uint32_t visible,
                                    std::string* rule) {
   std::vector<uint32_t> candidates;
   if (options.devices == DeviceSelection::kAll || options.devices == DeviceSelection::kCudaVisible) {
-    for (uint32_t d = 0; d < visible; ++d) candidates.push_back(d);
+    for (uint32_t d = 0; d < visible; ++d)
+      candidates.push_back(d);
   } else if (options.devices == DeviceSelection::kList) {
     for (uint32_t d : options.device_ids) {
-      if (d < visible) candidates.push_back(d);
+      if (d < visible)
+        candidates.push_back(d);
     }
   }
   if (rank.local_rank < 0) {
@@ -156,14 +166,16 @@ std::vector<uint32_t> OwnedDevices(const MetricsOptions& options, const LocalRan
   const int32_t w = rank.local_world_size;
   if (w > 0 && visible >= static_cast<uint32_t>(w)) {
     for (uint32_t d : candidates) {
-      if (d % static_cast<uint32_t>(w) == l % static_cast<uint32_t>(w)) owned.push_back(d);
+      if (d % static_cast<uint32_t>(w) == l % static_cast<uint32_t>(w))
+        owned.push_back(d);
     }
     *rule = "local rank " + std::to_string(l) + " of " + std::to_string(w) + " owns the devices d with d % " +
             std::to_string(w) + " == " + std::to_string(l % static_cast<uint32_t>(w));
   } else if (visible > 0) {
     uint32_t mine = l % visible;
     for (uint32_t d : candidates) {
-      if (d == mine) owned.push_back(d);
+      if (d == mine)
+        owned.push_back(d);
     }
     *rule = "local rank " + std::to_string(l) + " sees " + std::to_string(visible) + " device(s)" +
             (w > 0 ? " for " + std::to_string(w) + " local ranks" : std::string(", local rank count unknown")) +
@@ -183,12 +195,14 @@ bool TryLockGpu(const std::string& uuid_hex, std::string* holder) {
   }
   std::string path = dir + "/gtrace-gpu-metrics-" + uuid_hex + ".lock";
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return true;  // no lock file possible: CUPTI's own exclusivity still applies
+  if (fd < 0)
+    return true;  // no lock file possible: CUPTI's own exclusivity still applies
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {};
     ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
     std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("?");
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' '))
+      pid.pop_back();
     *holder = "pid " + pid + " (" + path + ")";
     ::close(fd);
     return false;

@@ -65,7 +65,9 @@ struct LocalRank {
 LocalRank DetectLocalRank(EnvGetter getenv_fn);
 
 // The ordinals this process owns among `visible` devices, and the rule applied (in words).
-std::vector<uint32_t> OwnedDevices(const MetricsOptions& options, const LocalRank& rank, uint32_t visible,
+std::vector<uint32_t> OwnedDevices(const MetricsOptions& options,
+                                   const LocalRank& rank,
+                                   uint32_t visible,
                                    std::string* rule);
 
 // Takes the per-GPU lock for `uuid_hex` (held until the process exits; the fd is close-on-exec).

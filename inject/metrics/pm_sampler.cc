@@ -40,9 +40,11 @@ std::string UnavailableReason(CUptiResult r, const std::string& call) {
              ": pause DCGM with `dcgmi profile --pause` (resume with `dcgmi profile --resume`) or stop the other "
              "profiler";
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-      return "PM sampling is not supported on a virtual GPU without profiling enabled" + from("CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED");
+      return "PM sampling is not supported on a virtual GPU without profiling enabled" +
+             from("CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED");
     case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-      return "PM sampling is not supported with confidential computing" + from("CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED");
+      return "PM sampling is not supported with confidential computing" +
+             from("CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED");
     case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
       return "PM sampling is not supported on CMP devices" + from("CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED");
     case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
@@ -77,7 +79,8 @@ bool PmSampler::Setup(const std::vector<MetricRequest>& requests, uint64_t inter
   auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = device_id_;
   CUptiResult r = api_->DeviceGetChipName(&chip);
-  if (r != CUPTI_SUCCESS || chip.pChipName == nullptr) return fail(r, "cuptiDeviceGetChipName");
+  if (r != CUPTI_SUCCESS || chip.pChipName == nullptr)
+    return fail(r, "cuptiDeviceGetChipName");
   info->chip = chip.pChipName;
   auto avail = Params<CUpti_PmSampling_GetCounterAvailability_Params>(
       CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
@@ -116,18 +119,22 @@ bool PmSampler::Setup(const std::vector<MetricRequest>& requests, uint64_t inter
   info->passes = static_cast<uint32_t>(sel.passes);
   config_image_ = std::move(sel.config_image);
   name_storage_.clear();
-  for (const SelectedMetric& m : sel.metrics) name_storage_.push_back(m.cupti_name);
+  for (const SelectedMetric& m : sel.metrics)
+    name_storage_.push_back(m.cupti_name);
   names_.clear();
-  for (const std::string& n : name_storage_) names_.push_back(n.c_str());
+  for (const std::string& n : name_storage_)
+    names_.push_back(n.c_str());
   values_.assign(names_.size(), 0.0);
   if ((r = host_.Init(api_, info->chip, availability.data(), ProfilerKind::kPmSampling)) != CUPTI_SUCCESS) {
     return fail(r, "cuptiProfilerHostInitialize");
   }
-  if ((r = host_.AddMetrics(names_)) != CUPTI_SUCCESS) return fail(r, "cuptiProfilerHostConfigAddMetrics");
+  if ((r = host_.AddMetrics(names_)) != CUPTI_SUCCESS)
+    return fail(r, "cuptiProfilerHostConfigAddMetrics");
 
   auto enable = Params<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
   enable.deviceIndex = device_id_;
-  if ((r = api_->PmEnable(&enable)) != CUPTI_SUCCESS) return fail(r, "cuptiPmSamplingEnable");
+  if ((r = api_->PmEnable(&enable)) != CUPTI_SUCCESS)
+    return fail(r, "cuptiPmSamplingEnable");
   object_ = enable.pPmSamplingObject;
 
   auto config = Params<CUpti_PmSampling_SetConfig_Params>(CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
@@ -137,13 +144,15 @@ bool PmSampler::Setup(const std::vector<MetricRequest>& requests, uint64_t inter
   config.hardwareBufferSize = kHardwareBufferBytes;
   bool sysclk = NeedsSysclkTrigger(info->chip);
   auto set_trigger = [&](bool use_sysclk) {
-    config.triggerMode =
-        use_sysclk ? CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL : CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+    config.triggerMode = use_sysclk ? CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL
+                                    : CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
     config.samplingInterval = use_sysclk ? interval_ns * (kAssumedSysClockHz / 1000000) / 1000 : interval_ns;
-    if (config.samplingInterval == 0) config.samplingInterval = 1;
+    if (config.samplingInterval == 0)
+      config.samplingInterval = 1;
     // Turing cannot keep the latest records; elsewhere the newest samples win over old ones.
-    config.hwBufferAppendMode = info->chip.rfind("TU", 0) == 0 ? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
-                                                                : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+    config.hwBufferAppendMode = info->chip.rfind("TU", 0) == 0
+                                    ? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
+                                    : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
   };
   set_trigger(sysclk);
   r = api_->PmSetConfig(&config);
@@ -151,21 +160,25 @@ bool PmSampler::Setup(const std::vector<MetricRequest>& requests, uint64_t inter
     set_trigger(true);  // a chip without the time trigger
     r = api_->PmSetConfig(&config);
   }
-  if (r != CUPTI_SUCCESS) return fail(r, "cuptiPmSamplingSetConfig");
+  if (r != CUPTI_SUCCESS)
+    return fail(r, "cuptiPmSamplingSetConfig");
   info->trigger_mode = static_cast<uint32_t>(config.triggerMode);
   info->interval_ns = interval_ns;
   info->interval_raw = config.samplingInterval;
   info->hw_buffer_bytes = config.hardwareBufferSize;
 
-  auto size = Params<CUpti_PmSampling_GetCounterDataSize_Params>(CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
+  auto size =
+      Params<CUpti_PmSampling_GetCounterDataSize_Params>(CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE);
   size.pPmSamplingObject = object_;
   size.pMetricNames = names_.data();
   size.numMetrics = names_.size();
   size.maxSamples = kMaxSamplesPerDecode;
-  if ((r = api_->PmGetCounterDataSize(&size)) != CUPTI_SUCCESS) return fail(r, "cuptiPmSamplingGetCounterDataSize");
+  if ((r = api_->PmGetCounterDataSize(&size)) != CUPTI_SUCCESS)
+    return fail(r, "cuptiPmSamplingGetCounterDataSize");
   counter_data_.assign(size.counterDataSize, 0);
   info->max_samples = kMaxSamplesPerDecode;
-  if ((r = ResetImage()) != CUPTI_SUCCESS) return fail(r, "cuptiPmSamplingCounterDataImageInitialize");
+  if ((r = ResetImage()) != CUPTI_SUCCESS)
+    return fail(r, "cuptiPmSamplingCounterDataImageInitialize");
   return true;
 }
 
@@ -179,7 +192,8 @@ CUptiResult PmSampler::ResetImage() {
 }
 
 CUptiResult PmSampler::Start() {
-  if (object_ == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (object_ == nullptr)
+    return CUPTI_ERROR_NOT_INITIALIZED;
   auto p = Params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
   p.pPmSamplingObject = object_;
   CUptiResult r = api_->PmStart(&p);
@@ -191,7 +205,8 @@ CUptiResult PmSampler::Start() {
 }
 
 CUptiResult PmSampler::Stop() {
-  if (object_ == nullptr || !running_) return CUPTI_SUCCESS;
+  if (object_ == nullptr || !running_)
+    return CUPTI_SUCCESS;
   auto p = Params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
   p.pPmSamplingObject = object_;
   running_ = false;
@@ -199,7 +214,8 @@ CUptiResult PmSampler::Stop() {
 }
 
 bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats* stats) {
-  if (object_ == nullptr) return false;
+  if (object_ == nullptr)
+    return false;
   // Bounded: at most 64 image fills per call (64 x 1024 samples), so a stuck decoder cannot spin.
   for (int round = 0; round < 64; ++round) {
     auto d = Params<CUpti_PmSampling_DecodeData_Params>(CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
@@ -215,8 +231,10 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
       ResetImage();
       return false;
     }
-    if (d.overflow != 0) ++stats->overflows;
-    auto info = Params<CUpti_PmSampling_GetCounterDataInfo_Params>(CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
+    if (d.overflow != 0)
+      ++stats->overflows;
+    auto info =
+        Params<CUpti_PmSampling_GetCounterDataInfo_Params>(CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = counter_data_.data();
     info.counterDataImageSize = counter_data_.size();
     if (api_->PmGetCounterDataInfo(&info) != CUPTI_SUCCESS) {
@@ -240,7 +258,8 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
         discard_next_ = false;
         continue;
       }
-      if (si.endTimestamp < si.startTimestamp) continue;
+      if (si.endTimestamp < si.startTimestamp)
+        continue;
       Sample s;
       s.end_ns = static_cast<uint64_t>(static_cast<int64_t>(si.endTimestamp) - clock_offset_ns);
       s.duration_ns = si.endTimestamp - si.startTimestamp;
@@ -249,10 +268,12 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
         double v = values_[k];
         s.values[k] = std::isfinite(v) ? static_cast<float>(v) : 0.0f;
       }
-      if (queue->Push(s)) ++stats->samples;
+      if (queue->Push(s))
+        ++stats->samples;
     }
     ResetImage();
-    if (r == CUPTI_ERROR_OUT_OF_MEMORY || d.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
+    if (r == CUPTI_ERROR_OUT_OF_MEMORY ||
+        d.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
       return true;  // END_OF_RECORDS (or OTHER): the hardware buffer is drained for now
     }
   }

@@ -47,8 +47,8 @@ struct DeviceInfo {
 };
 
 struct DecodeStats {
-  uint64_t samples = 0;       // pushed into the queue
-  uint32_t overflows = 0;     // decodes that reported a hardware-buffer overflow
+  uint64_t samples = 0;    // pushed into the queue
+  uint32_t overflows = 0;  // decodes that reported a hardware-buffer overflow
   uint32_t decode_errors = 0;
 };
 

@@ -23,7 +23,8 @@ bool Resolve(void* handle, const char* name, Fn* out) {
 
 std::string ProfilerApi::ResultName(CUptiResult result) const {
   const char* text = nullptr;
-  if (GetResultString != nullptr && GetResultString(result, &text) == CUPTI_SUCCESS && text != nullptr) return text;
+  if (GetResultString != nullptr && GetResultString(result, &text) == CUPTI_SUCCESS && text != nullptr)
+    return text;
   char buf[32];
   snprintf(buf, sizeof(buf), "CUPTI error %d", static_cast<int>(result));
   return buf;
@@ -36,7 +37,8 @@ void ResolveProfilerApi(void* h, ProfilerApi* api, std::string* missing) {
   bool host = true, target = true, pm = true, range = true;
   auto need = [&](bool* group, const char* name, auto* fn) {
     if (!Resolve(h, name, fn)) {
-      if (missing->empty() && group != &range) *missing = name;
+      if (missing->empty() && group != &range)
+        *missing = name;
       *group = false;
     }
   };
@@ -89,7 +91,8 @@ void ResolveProfilerApi(void* h, ProfilerApi* api, std::string* missing) {
 bool ResolveDriverApi(DriverApi* api, std::string* error) {
   *api = DriverApi();
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
-  if (h == nullptr) h = RTLD_DEFAULT;  // the fake driver of the tests, linked into the program
+  if (h == nullptr)
+    h = RTLD_DEFAULT;  // the fake driver of the tests, linked into the program
   bool ok = Resolve(h, GT_SYMBOL(cuDeviceGetCount), &api->DeviceGetCount) &&
             Resolve(h, GT_SYMBOL(cuDeviceGet), &api->DeviceGet) &&
             Resolve(h, GT_SYMBOL(cuDeviceGetName), &api->DeviceGetName) &&

@@ -25,7 +25,8 @@ P Params(size_t size) {
 bool WideEquals(const wchar_t* w, const std::string& s) {
   size_t i = 0;
   for (; i < s.size(); ++i) {
-    if (w[i] == 0 || static_cast<uint32_t>(w[i]) != static_cast<unsigned char>(s[i])) return false;
+    if (w[i] == 0 || static_cast<uint32_t>(w[i]) != static_cast<unsigned char>(s[i]))
+      return false;
   }
   return w[i] == 0;
 }
@@ -55,21 +56,26 @@ struct RangeProfiler::Context {
 RangeProfiler::RangeProfiler() = default;
 RangeProfiler::~RangeProfiler() = default;
 
-void RangeProfiler::Prepare(const ProfilerApi* api, const DriverApi* driver, const MetricsOptions& options,
-                            const std::vector<MetricRequest>& requests, const std::vector<uint32_t>& devices) {
+void RangeProfiler::Prepare(const ProfilerApi* api,
+                            const DriverApi* driver,
+                            const MetricsOptions& options,
+                            const std::vector<MetricRequest>& requests,
+                            const std::vector<uint32_t>& devices) {
   api_ = api;
   driver_ = driver;
   options_ = options;
   for (uint32_t d : devices) {
     auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = d;
-    if (api->DeviceGetChipName(&chip) != CUPTI_SUCCESS || chip.pChipName == nullptr) continue;
+    if (api->DeviceGetChipName(&chip) != CUPTI_SUCCESS || chip.pChipName == nullptr)
+      continue;
     std::string name = chip.pChipName;
     std::shared_ptr<ChipSelection> sel;
     {
       std::lock_guard<std::mutex> lock(mu_);
       device_chip_[d] = name;
-      if (chips_.count(name) != 0) continue;
+      if (chips_.count(name) != 0)
+        continue;
     }
     sel = std::make_shared<ChipSelection>();
     sel->selection = SelectMetrics(*api, name, nullptr, ProfilerKind::kRangeProfiler, requests);
@@ -79,30 +85,38 @@ void RangeProfiler::Prepare(const ProfilerApi* api, const DriverApi* driver, con
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < kRangeHandoffBuffers; ++i) free_buffers_.emplace_back();
-    if (options.range_mode == RangeMode::kKernel) kernel_devices_ = devices;
+    for (size_t i = 0; i < kRangeHandoffBuffers; ++i)
+      free_buffers_.emplace_back();
+    if (options.range_mode == RangeMode::kKernel)
+      kernel_devices_ = devices;
   }
-  if (options.range_mode == RangeMode::kNvtx) g_range_armed.store(true, std::memory_order_release);
+  if (options.range_mode == RangeMode::kNvtx)
+    g_range_armed.store(true, std::memory_order_release);
 }
 
 bool RangeProfiler::Matches(const char* domain_name, const char* text, const wchar_t* wide) const {
   if (!options_.nvtx_any_domain) {
     bool is_default = domain_name == nullptr;
-    if (options_.nvtx_domain.empty() ? !is_default : (is_default || options_.nvtx_domain != domain_name)) return false;
+    if (options_.nvtx_domain.empty() ? !is_default : (is_default || options_.nvtx_domain != domain_name))
+      return false;
   }
-  if (text != nullptr) return options_.nvtx_message == text;
+  if (text != nullptr)
+    return options_.nvtx_message == text;
   return wide != nullptr && WideEquals(wide, options_.nvtx_message);
 }
 
 RangeProfiler::Context* RangeProfiler::ContextFor(void* cu_context, uint32_t device_id, bool kernel_mode) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& c : contexts_) {
-    if (c->cu_context == cu_context) return c.get();
+    if (c->cu_context == cu_context)
+      return c.get();
   }
   auto it = device_chip_.find(device_id);
-  if (it == device_chip_.end()) return nullptr;  // not prepared (yet)
+  if (it == device_chip_.end())
+    return nullptr;  // not prepared (yet)
   auto chip = chips_.find(it->second);
-  if (chip == chips_.end()) return nullptr;
+  if (chip == chips_.end())
+    return nullptr;
   auto c = std::make_unique<Context>();
   c->cu_context = cu_context;
   c->device_id = device_id;
@@ -124,7 +138,8 @@ void RangeProfiler::Fail(Context* c, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = device_chip_.find(c->device_id);
-    if (it != device_chip_.end()) info.chip = it->second;
+    if (it != device_chip_.end())
+      info.chip = it->second;
     configs_.push_back(std::move(info));
   }
   ReportDiagnostic(field::enums::kSeverityWarning, "gpu-metrics",
@@ -149,8 +164,8 @@ bool RangeProfiler::EnableContext(Context* c, bool kernel_mode) {
     return false;
   }
   c->object = enable.pRangeProfilerObject;
-  auto size = Params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
-      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  auto size =
+      Params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   size.pRangeProfilerObject = c->object;
   size.pMetricNames = const_cast<const char**>(c->chip->names.data());
   size.numMetrics = c->chip->names.size();
@@ -173,7 +188,8 @@ bool RangeProfiler::EnableContext(Context* c, bool kernel_mode) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = device_chip_.find(c->device_id);
-    if (it != device_chip_.end()) info.chip = it->second;
+    if (it != device_chip_.end())
+      info.chip = it->second;
     configs_.push_back(std::move(info));
   }
   return true;
@@ -227,7 +243,8 @@ void RangeProfiler::EndPass(Context* c, uint64_t end_ns) {
   CUptiResult r = api_->RangeStop(&stop);
   auto decode = Params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = c->object;
-  if (r == CUPTI_SUCCESS) r = api_->RangeDecodeData(&decode);
+  if (r == CUPTI_SUCCESS)
+    r = api_->RangeDecodeData(&decode);
   if (r != CUPTI_SUCCESS) {
     Fail(c, "ending a range-profiler pass failed with " + api_->ResultName(r));
     return;
@@ -251,20 +268,33 @@ void RangeProfiler::EndPass(Context* c, uint64_t end_ns) {
   pending_.push_back(std::move(p));
 }
 
-void RangeProfiler::OnNvtxPush(const char* domain_name, const char* text, const wchar_t* wide, uint32_t domain_id,
-                               uint32_t tid, int depth) {
-  if (inert_.load(std::memory_order_acquire) || !Matches(domain_name, text, wide)) return;
-  if (driver_ == nullptr || !driver_->ok) return;
+void RangeProfiler::OnNvtxPush(const char* domain_name,
+                               const char* text,
+                               const wchar_t* wide,
+                               uint32_t domain_id,
+                               uint32_t tid,
+                               int depth) {
+  if (inert_.load(std::memory_order_acquire) || !Matches(domain_name, text, wide))
+    return;
+  if (driver_ == nullptr || !driver_->ok)
+    return;
   CUcontext ctx = nullptr;
   CUdevice dev = 0;
-  if (driver_->CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;  // no CUDA context on this thread
-  if (driver_->CtxGetDevice(&dev) != CUDA_SUCCESS) return;
+  if (driver_->CtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr)
+    return;  // no CUDA context on this thread
+  if (driver_->CtxGetDevice(&dev) != CUDA_SUCCESS)
+    return;
   Context* c = ContextFor(ctx, static_cast<uint32_t>(dev), false);
-  if (c == nullptr) return;
+  if (c == nullptr)
+    return;
   std::lock_guard<std::mutex> lock(c->mu);
-  if (c->failed || c->in_pass) return;  // a profiled range is already open on this context
-  if (c->object == nullptr && !EnableContext(c, false)) return;
-  if (!StartPass(c)) return;
+  if (c->failed || c->in_pass)
+    return;  // a profiled range is already open on this context
+  if (c->object == nullptr && !EnableContext(c, false))
+    return;
+  if (!StartPass(c))
+    return;
+  open_nvtx_passes_.fetch_add(1, std::memory_order_relaxed);
   c->range_name = options_.nvtx_message;
   c->range_tid = tid;
   c->range_domain = domain_id;
@@ -275,26 +305,31 @@ void RangeProfiler::OnNvtxPush(const char* domain_name, const char* text, const 
   CUptiResult r = api_->RangePushRange(&push);
   if (r != CUPTI_SUCCESS) {
     EndPass(c, NowNs());
+    open_nvtx_passes_.fetch_sub(1, std::memory_order_relaxed);
     Fail(c, "cuptiRangeProfilerPushRange failed with " + api_->ResultName(r));
   }
 }
 
 void RangeProfiler::OnNvtxPop(uint32_t tid, uint32_t domain_id, int depth) {
-  if (inert_.load(std::memory_order_acquire)) return;
+  if (open_nvtx_passes_.load(std::memory_order_relaxed) == 0 || inert_.load(std::memory_order_acquire))
+    return;
   std::vector<Context*> candidates;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& c : contexts_) {
-      if (!c->kernel_mode) candidates.push_back(c.get());
+      if (!c->kernel_mode)
+        candidates.push_back(c.get());
     }
   }
   for (Context* c : candidates) {
     std::lock_guard<std::mutex> lock(c->mu);
-    if (!c->in_pass || c->range_tid != tid || c->range_domain != domain_id || c->range_depth != depth) continue;
+    if (!c->in_pass || c->range_tid != tid || c->range_domain != domain_id || c->range_depth != depth)
+      continue;
     auto pop = Params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
     pop.pRangeProfilerObject = c->object;
     api_->RangePopRange(&pop);
     EndPass(c, NowNs());
+    open_nvtx_passes_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
 }
@@ -302,17 +337,19 @@ void RangeProfiler::OnNvtxPop(uint32_t tid, uint32_t domain_id, int depth) {
 void RangeProfiler::Evaluate(Pending* p) {
   Context* c = p->context;
   const ChipSelection& chip = *c->chip;
-  auto info = Params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
-      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  auto info =
+      Params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = p->image.data();
   info.counterDataImageSize = p->image.size();
-  if (api_->RangeGetCounterDataInfo(&info) != CUPTI_SUCCESS) return;
+  if (api_->RangeGetCounterDataInfo(&info) != CUPTI_SUCCESS)
+    return;
   HostObject host;
   std::string chip_name;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = device_chip_.find(c->device_id);
-    if (it != device_chip_.end()) chip_name = it->second;
+    if (it != device_chip_.end())
+      chip_name = it->second;
   }
   if (host.Init(api_, chip_name, nullptr, ProfilerKind::kRangeProfiler) != CUPTI_SUCCESS ||
       host.AddMetrics(chip.names) != CUPTI_SUCCESS) {
@@ -330,16 +367,20 @@ void RangeProfiler::Evaluate(Pending* p) {
     ri.counterDataImageSize = p->image.size();
     ri.rangeIndex = i;
     ri.rangeDelimiter = "/";
-    if (api_->RangeGetRangeInfo(&ri) == CUPTI_SUCCESS && ri.rangeName != nullptr) r.range_name = ri.rangeName;
-    if (r.range_name.empty()) r.range_name = c->kernel_mode ? std::to_string(i) : p->name;
+    if (api_->RangeGetRangeInfo(&ri) == CUPTI_SUCCESS && ri.rangeName != nullptr)
+      r.range_name = ri.rangeName;
+    if (r.range_name.empty())
+      r.range_name = c->kernel_mode ? std::to_string(i) : p->name;
     r.range_index = static_cast<uint32_t>(i);
     r.pass_id = p->pass_id;
     r.pass_start_ns = p->start_ns;
     r.pass_end_ns = p->end_ns;
     r.tid = p->tid;
     r.values.assign(chip.names.size(), 0.0);
-    if (host.Evaluate(p->image.data(), p->image.size(), i, chip.names, r.values.data()) != CUPTI_SUCCESS) continue;
-    if (i == 0) r.ranges_dropped = p->dropped;
+    if (host.Evaluate(p->image.data(), p->image.size(), i, chip.names, r.values.data()) != CUPTI_SUCCESS)
+      continue;
+    if (i == 0)
+      r.ranges_dropped = p->dropped;
     out.push_back(std::move(r));
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -353,7 +394,8 @@ void RangeProfiler::Evaluate(Pending* p) {
 }
 
 void RangeProfiler::Pump(uint64_t now_ns, bool final) {
-  if (inert_.load(std::memory_order_acquire) || api_ == nullptr) return;
+  if (inert_.load(std::memory_order_acquire) || api_ == nullptr)
+    return;
   // Kernel mode: enable each device's primary context once it is active; rotate passes.
   std::vector<uint32_t> devices;
   {
@@ -361,7 +403,8 @@ void RangeProfiler::Pump(uint64_t now_ns, bool final) {
     devices = kernel_devices_;
   }
   for (uint32_t d : devices) {
-    if (final || driver_ == nullptr || !driver_->ok) break;
+    if (final || driver_ == nullptr || !driver_->ok)
+      break;
     CUdevice dev = 0;
     unsigned int flags = 0;
     int active = 0;
@@ -371,11 +414,13 @@ void RangeProfiler::Pump(uint64_t now_ns, bool final) {
       continue;
     }
     CUcontext ctx = nullptr;
-    if (driver_->DevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || ctx == nullptr) continue;
+    if (driver_->DevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || ctx == nullptr)
+      continue;
     bool known = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto& c : contexts_) known = known || c->cu_context == ctx;
+      for (auto& c : contexts_)
+        known = known || c->cu_context == ctx;
     }
     if (known) {
       driver_->DevicePrimaryCtxRelease(dev);  // keep one reference only (taken below, the first time)
@@ -387,28 +432,34 @@ void RangeProfiler::Pump(uint64_t now_ns, bool final) {
       continue;
     }
     std::lock_guard<std::mutex> lock(c->mu);
-    if (EnableContext(c, true)) StartPass(c);
+    if (EnableContext(c, true))
+      StartPass(c);
   }
   std::vector<Context*> rotate;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& c : contexts_) {
-      if (c->kernel_mode) rotate.push_back(c.get());
+      if (c->kernel_mode)
+        rotate.push_back(c.get());
     }
   }
   for (Context* c : rotate) {
     std::lock_guard<std::mutex> lock(c->mu);
-    if (c->failed || !c->in_pass) continue;
-    if (!final && now_ns - c->pass_start_ns < kKernelPassNs) continue;
+    if (c->failed || !c->in_pass)
+      continue;
+    if (!final && now_ns - c->pass_start_ns < kKernelPassNs)
+      continue;
     EndPass(c, now_ns);
-    if (!final && !c->failed) StartPass(c);
+    if (!final && !c->failed)
+      StartPass(c);
   }
   // Evaluate what the passes handed over (outside every lock but the handoff queue's).
   while (true) {
     Pending p;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (pending_.empty()) break;
+      if (pending_.empty())
+        break;
       p = std::move(pending_.front());
       pending_.pop_front();
     }

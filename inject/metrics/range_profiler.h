@@ -40,7 +40,9 @@
 namespace gt::metrics {
 
 extern std::atomic<bool> g_range_armed;
-inline bool RangeProfilerArmed() { return g_range_armed.load(std::memory_order_relaxed); }
+inline bool RangeProfilerArmed() {
+  return g_range_armed.load(std::memory_order_relaxed);
+}
 
 struct RangeResult {
   uint32_t device_id = 0;
@@ -83,11 +85,18 @@ class RangeProfiler {
 
   // Metrics thread, once the driver is up: selects the metric list for every chip among `devices`
   // (CUDA ordinals), then arms the NVTX hooks (NVTX mode).
-  void Prepare(const ProfilerApi* api, const DriverApi* driver, const MetricsOptions& options,
-               const std::vector<MetricRequest>& requests, const std::vector<uint32_t>& devices);
+  void Prepare(const ProfilerApi* api,
+               const DriverApi* driver,
+               const MetricsOptions& options,
+               const std::vector<MetricRequest>& requests,
+               const std::vector<uint32_t>& devices);
 
   // NVTX hooks (application threads). `domain_name` nullptr = default domain.
-  void OnNvtxPush(const char* domain_name, const char* text, const wchar_t* wide, uint32_t domain_id, uint32_t tid,
+  void OnNvtxPush(const char* domain_name,
+                  const char* text,
+                  const wchar_t* wide,
+                  uint32_t domain_id,
+                  uint32_t tid,
                   int depth);
   void OnNvtxPop(uint32_t tid, uint32_t domain_id, int depth);
 
@@ -131,8 +140,9 @@ class RangeProfiler {
   const DriverApi* driver_ = nullptr;
   MetricsOptions options_;
   std::atomic<bool> inert_{false};
+  std::atomic<int> open_nvtx_passes_{0};  // lets every other NVTX pop return after one relaxed load
 
-  std::mutex mu_;  // guards everything below
+  std::mutex mu_;                                                // guards everything below
   std::map<std::string, std::shared_ptr<ChipSelection>> chips_;  // chip -> selection
   std::map<uint32_t, std::string> device_chip_;                  // ordinal -> chip
   std::vector<std::unique_ptr<Context>> contexts_;

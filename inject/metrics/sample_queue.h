@@ -14,7 +14,7 @@ namespace gt::metrics {
 inline constexpr size_t kMaxMetricsPerSet = 32;
 
 struct Sample {
-  uint64_t end_ns;       // stream clock
+  uint64_t end_ns;  // stream clock
   uint64_t duration_ns;
   uint32_t value_count;
   float values[kMaxMetricsPerSet];
@@ -25,7 +25,8 @@ class SampleQueue {
   // `capacity` is rounded up to a power of two.
   explicit SampleQueue(size_t capacity) {
     size_t c = 1;
-    while (c < capacity) c <<= 1;
+    while (c < capacity)
+      c <<= 1;
     mask_ = c - 1;
     slots_.reset(new Sample[c]);
   }
@@ -46,7 +47,8 @@ class SampleQueue {
   // Consumer. Nullptr when empty; the sample stays valid until Pop().
   const Sample* Front() const {
     uint64_t tail = tail_.load(std::memory_order_relaxed);
-    if (tail == head_.load(std::memory_order_acquire)) return nullptr;
+    if (tail == head_.load(std::memory_order_acquire))
+      return nullptr;
     return &slots_[tail & mask_];
   }
   void Pop() { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }

@@ -130,12 +130,8 @@ uint32_t fake_ContextCreate(uint32_t device_id) {
     d.computeCapabilityMajor = 8;
     d.computeCapabilityMinor = 6;
     d.id = device_id;
-    // Byte 14 from FAKE_CUDA_UUID_TAG (hex), so parallel tests get distinct GPUs (per-GPU locks).
-    const char* tag = getenv("FAKE_CUDA_UUID_TAG");
-    const unsigned char uuid[16] = {0xb1, 0x5c, 0x2a, 0x57, 0x42, 0xed, 0x1d, 0x24,
-                                    0x2c, 0x84, 0x06, 0x70, 0x81, 0x69,
-                                    static_cast<unsigned char>(tag != nullptr ? strtoul(tag, nullptr, 16) : 0x86),
-                                    static_cast<unsigned char>(0x40 + device_id)};
+    unsigned char uuid[16];
+    fake::FakeUuid(device_id, uuid);
     std::memcpy(d.uuid.bytes, uuid, sizeof(uuid));
     d.name = fake::StableName("Fake GPU " + std::to_string(device_id));
     d.isCudaVisible = 1;

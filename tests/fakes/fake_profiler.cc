@@ -16,7 +16,7 @@
 //    each with the values set by fake_RangeSetValues; FAKE_CUPTI_RANGE_ENABLE_RESULT forces Enable;
 //  - driver: FAKE_CUDA_DEVICE_COUNT devices (default 1) answering only after fake_cuInit returned;
 //    a context made by fake_ContextCreate is current on its thread and makes its device's
-//    primary context "active". FAKE_CUDA_UUID_TAG (hex) sets byte 14 of every UUID.
+//    primary context "active". FAKE_CUDA_UUID_TAG (hex) sets bytes 12-14 of every UUID.
 #include <cuda.h>
 #include <cupti.h>
 #include <cupti_pmsampling.h>
@@ -94,13 +94,16 @@ thread_local CUcontext t_current = nullptr;
 
 std::vector<std::string> Split(const char* text, char sep) {
   std::vector<std::string> out;
-  if (text == nullptr) return out;
+  if (text == nullptr)
+    return out;
   std::string cur;
   for (const char* p = text;; ++p) {
     if (*p == sep || *p == '\0') {
-      if (!cur.empty()) out.push_back(cur);
+      if (!cur.empty())
+        out.push_back(cur);
       cur.clear();
-      if (*p == '\0') break;
+      if (*p == '\0')
+        break;
     } else {
       cur += *p;
     }
@@ -110,7 +113,8 @@ std::vector<std::string> Split(const char* text, char sep) {
 
 bool Listed(const char* env, const std::string& name) {
   for (const std::string& n : Split(getenv(env), ',')) {
-    if (n == name) return true;
+    if (n == name)
+      return true;
   }
   return false;
 }
@@ -135,11 +139,13 @@ std::vector<double> ParseSpec(const char* spec, const std::vector<std::string>& 
   std::vector<double> values(names.size(), 0.0);
   for (const std::string& item : Split(spec, ';')) {
     size_t eq = item.find('=');
-    if (eq == std::string::npos) continue;
+    if (eq == std::string::npos)
+      continue;
     std::string key = item.substr(0, eq);
     double v = strtod(item.c_str() + eq + 1, nullptr);
     for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == key) values[i] = v;
+      if (names[i] == key)
+        values[i] = v;
     }
   }
   return values;
@@ -149,13 +155,18 @@ std::vector<std::string> NamesOf(const uint8_t* config, size_t size) {
   std::string text(reinterpret_cast<const char*>(config), size);
   std::vector<std::string> names;
   for (const std::string& n : Split(text.c_str(), '\n')) {
-    if (n != "FKCFG") names.push_back(n);
+    if (n != "FKCFG")
+      names.push_back(n);
   }
   return names;
 }
 
-size_t PmRecordBytes(uint32_t metrics) { return 16 + 8 * metrics; }
-size_t RangeRecordBytes(uint32_t metrics) { return kRangeNameBytes + 8 * metrics; }
+size_t PmRecordBytes(uint32_t metrics) {
+  return 16 + 8 * metrics;
+}
+size_t RangeRecordBytes(uint32_t metrics) {
+  return kRangeNameBytes + 8 * metrics;
+}
 
 template <typename P>
 bool Sized(const P* p) {
@@ -164,19 +175,37 @@ bool Sized(const P* p) {
 
 }  // namespace
 
+namespace fake {
+void FakeUuid(uint32_t device, unsigned char out[16]) {
+  const unsigned char base[16] = {0xb1, 0x5c, 0x2a, 0x57, 0x42, 0xed, 0x1d, 0x24,
+                                  0x2c, 0x84, 0x06, 0x70, 0x81, 0x69, 0x86, 0x40};
+  std::memcpy(out, base, 16);
+  if (const char* tag = getenv("FAKE_CUDA_UUID_TAG"); tag != nullptr && *tag != '\0') {
+    unsigned long t = strtoul(tag, nullptr, 16) & 0xffffff;
+    out[12] = static_cast<unsigned char>(t >> 16);
+    out[13] = static_cast<unsigned char>(t >> 8);
+    out[14] = static_cast<unsigned char>(t);
+  }
+  out[15] = static_cast<unsigned char>(0x40 + device);
+}
+}  // namespace fake
+
 extern "C" {
 
 // --- Profiler Host API ---------------------------------------------------------------------------
 
 CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
-  if (!Sized(p) || p->pChipName == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  if (Chip() != p->pChipName) return CUPTI_ERROR_INVALID_CHIP_NAME;
+  if (!Sized(p) || p->pChipName == nullptr)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (Chip() != p->pChipName)
+    return CUPTI_ERROR_INVALID_CHIP_NAME;
   p->pHostObject = new CUpti_Profiler_Host_Object{p->profilerType, p->pChipName, {}, false};
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
-  if (!Sized(p)) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!Sized(p))
+    return CUPTI_ERROR_INVALID_PARAMETER;
   delete p->pHostObject;
   return CUPTI_SUCCESS;
 }
@@ -189,31 +218,39 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetSupportedChips(CUpti_Profiler_Host_GetS
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
-  if (!Sized(p) || p->pHostObject == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  if (p->pHostObject->poisoned) return CUPTI_ERROR_UNKNOWN;
+  if (!Sized(p) || p->pHostObject == nullptr)
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (p->pHostObject->poisoned)
+    return CUPTI_ERROR_UNKNOWN;
   for (size_t i = 0; i < p->numMetrics; ++i) {
     if (Listed("FAKE_CUPTI_REJECT_METRICS", p->ppMetricNames[i])) {
       p->pHostObject->poisoned = true;
       return CUPTI_ERROR_INVALID_PARAMETER;
     }
   }
-  for (size_t i = 0; i < p->numMetrics; ++i) p->pHostObject->names.push_back(p->ppMetricNames[i]);
+  for (size_t i = 0; i < p->numMetrics; ++i)
+    p->pHostObject->names.push_back(p->ppMetricNames[i]);
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params* p) {
-  if (p->pHostObject->poisoned) return CUPTI_ERROR_UNKNOWN;
+  if (p->pHostObject->poisoned)
+    return CUPTI_ERROR_UNKNOWN;
   size_t n = 6;
-  for (const std::string& s : p->pHostObject->names) n += s.size() + 1;
+  for (const std::string& s : p->pHostObject->names)
+    n += s.size() + 1;
   p->configImageSize = n;
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) {
-  if (p->pHostObject->poisoned) return CUPTI_ERROR_UNKNOWN;
+  if (p->pHostObject->poisoned)
+    return CUPTI_ERROR_UNKNOWN;
   std::string text = "FKCFG\n";
-  for (const std::string& s : p->pHostObject->names) text += s + "\n";
-  if (p->configImageSize < text.size()) return CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT;
+  for (const std::string& s : p->pHostObject->names)
+    text += s + "\n";
+  if (p->configImageSize < text.size())
+    return CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT;
   std::memcpy(p->pConfigImage, text.data(), text.size());
   return CUPTI_SUCCESS;
 }
@@ -221,23 +258,28 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConf
 CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
   p->numOfPasses = 1;
   for (const std::string& n : NamesOf(p->pConfigImage, p->configImageSize)) {
-    if (Listed("FAKE_CUPTI_MULTIPASS_METRICS", n)) p->numOfPasses = 2;
+    if (Listed("FAKE_CUPTI_MULTIPASS_METRICS", n))
+      p->numOfPasses = 2;
   }
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
-  if (!Sized(p) || p->pHostObject == nullptr || p->pHostObject->poisoned) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!Sized(p) || p->pHostObject == nullptr || p->pHostObject->poisoned)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   const auto* h = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage);
-  if (p->rangeIndex >= h->count) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (p->rangeIndex >= h->count)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   const std::vector<std::string>& names = p->pHostObject->names;
-  const uint8_t* rec = p->pCounterDataImage + sizeof(ImageHeader) +
-                       p->rangeIndex * (h->magic == kPmMagic ? PmRecordBytes(h->metrics) : RangeRecordBytes(h->metrics));
+  const uint8_t* rec =
+      p->pCounterDataImage + sizeof(ImageHeader) +
+      p->rangeIndex * (h->magic == kPmMagic ? PmRecordBytes(h->metrics) : RangeRecordBytes(h->metrics));
   const double* values = reinterpret_cast<const double*>(rec + (h->magic == kPmMagic ? 16 : kRangeNameBytes));
   for (size_t i = 0; i < p->numMetrics; ++i) {
     p->pMetricValues[i] = 0;
     for (size_t k = 0; k < names.size() && k < h->metrics; ++k) {
-      if (names[k] == p->ppMetricNames[i]) p->pMetricValues[i] = values[k];
+      if (names[k] == p->ppMetricNames[i])
+        p->pMetricValues[i] = values[k];
     }
   }
   return CUPTI_SUCCESS;
@@ -257,7 +299,9 @@ CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params*) 
   fake::Log("profiler initialize");
   return Forced("FAKE_CUPTI_PROFILER_INIT_RESULT");
 }
-CUptiResult CUPTIAPI cuptiProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params*) { return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params*) {
+  return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params* p) {
   p->isSupported = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
   return CUPTI_SUCCESS;
@@ -265,7 +309,8 @@ CUptiResult CUPTIAPI cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported
 CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params* p) {
   static std::string chip;
   chip = Chip();
-  if (p->deviceIndex >= DeviceCount()) return CUPTI_ERROR_INVALID_DEVICE;
+  if (p->deviceIndex >= DeviceCount())
+    return CUPTI_ERROR_INVALID_DEVICE;
   p->pChipName = chip.c_str();
   return CUPTI_SUCCESS;
 }
@@ -278,7 +323,8 @@ CUptiResult CUPTIAPI cuptiProfilerGetCounterAvailability(CUpti_Profiler_GetCount
   return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t* id) {
-  if (id == nullptr || context == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (id == nullptr || context == nullptr)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   *id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(context) - 0x1000);
   return CUPTI_SUCCESS;
 }
@@ -286,8 +332,10 @@ CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t* id) {
 // --- PM sampling ---------------------------------------------------------------------------------
 
 CUptiResult CUPTIAPI cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params* p) {
-  if (CUptiResult r = Forced("FAKE_CUPTI_PM_AVAILABILITY_RESULT"); r != CUPTI_SUCCESS) return r;
-  if (p->deviceIndex >= DeviceCount()) return CUPTI_ERROR_INVALID_DEVICE;
+  if (CUptiResult r = Forced("FAKE_CUPTI_PM_AVAILABILITY_RESULT"); r != CUPTI_SUCCESS)
+    return r;
+  if (p->deviceIndex >= DeviceCount())
+    return CUPTI_ERROR_INVALID_DEVICE;
   if (p->pCounterAvailabilityImage == nullptr) {
     p->counterAvailabilityImageSize = 8;
   } else {
@@ -298,9 +346,11 @@ CUptiResult CUPTIAPI cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetC
 
 CUptiResult CUPTIAPI cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params* p) {
   fake::Log("pm enable " + std::to_string(p->deviceIndex));
-  if (CUptiResult r = Forced("FAKE_CUPTI_PM_ENABLE_RESULT"); r != CUPTI_SUCCESS) return r;
+  if (CUptiResult r = Forced("FAKE_CUPTI_PM_ENABLE_RESULT"); r != CUPTI_SUCCESS)
+    return r;
   std::lock_guard<std::mutex> lock(P().mu);
-  if (P().pm.count(static_cast<uint32_t>(p->deviceIndex)) != 0) return CUPTI_ERROR_INVALID_OPERATION;
+  if (P().pm.count(static_cast<uint32_t>(p->deviceIndex)) != 0)
+    return CUPTI_ERROR_INVALID_OPERATION;
   auto* o = new CUpti_PmSampling_Object();
   o->device = static_cast<uint32_t>(p->deviceIndex);
   P().pm[o->device] = o;
@@ -328,7 +378,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params*
 }
 
 CUptiResult CUPTIAPI cuptiPmSamplingStart(CUpti_PmSampling_Start_Params* p) {
-  if (CUptiResult r = Forced("FAKE_CUPTI_PM_START_RESULT"); r != CUPTI_SUCCESS) return r;
+  if (CUptiResult r = Forced("FAKE_CUPTI_PM_START_RESULT"); r != CUPTI_SUCCESS)
+    return r;
   std::lock_guard<std::mutex> lock(P().mu);
   p->pPmSamplingObject->started = true;
   fake::Log("pm start " + std::to_string(p->pPmSamplingObject->device));
@@ -394,7 +445,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCount
 
 CUptiResult CUPTIAPI cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params* p) {
   const auto* h = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage);
-  if (p->sampleIndex >= h->count) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (p->sampleIndex >= h->count)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   const uint8_t* rec = p->pCounterDataImage + sizeof(ImageHeader) + p->sampleIndex * PmRecordBytes(h->metrics);
   std::memcpy(&p->startTimestamp, rec, 8);
   std::memcpy(&p->endTimestamp, rec + 8, 8);
@@ -405,7 +457,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_Co
 
 CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params* p) {
   fake::Log("range enable");
-  if (CUptiResult r = Forced("FAKE_CUPTI_RANGE_ENABLE_RESULT"); r != CUPTI_SUCCESS) return r;
+  if (CUptiResult r = Forced("FAKE_CUPTI_RANGE_ENABLE_RESULT"); r != CUPTI_SUCCESS)
+    return r;
   std::lock_guard<std::mutex> lock(P().mu);
   auto* o = new CUpti_RangeProfiler_Object();
   o->ctx = p->ctx;
@@ -413,13 +466,15 @@ CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params*
   p->pRangeProfilerObject = o;
   return CUPTI_SUCCESS;
 }
-CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params*) { return CUPTI_SUCCESS; }
+CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Params*) {
+  return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
   p->counterDataSize = sizeof(ImageHeader) + p->maxNumOfRanges * RangeRecordBytes(static_cast<uint32_t>(p->numMetrics));
   return CUPTI_SUCCESS;
 }
-CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataImageInitialize(
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
+CUptiResult CUPTIAPI
+cuptiRangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
   std::memset(p->pCounterData, 0, sizeof(ImageHeader));
   return CUPTI_SUCCESS;
 }
@@ -451,7 +506,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) 
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerPushRange(CUpti_RangeProfiler_PushRange_Params* p) {
   std::lock_guard<std::mutex> lock(P().mu);
-  if (!p->pRangeProfilerObject->started) return CUPTI_ERROR_INVALID_OPERATION;
+  if (!p->pRangeProfilerObject->started)
+    return CUPTI_ERROR_INVALID_OPERATION;
   p->pRangeProfilerObject->stack.push_back(p->pRangeName != nullptr ? p->pRangeName : "");
   fake::Log(std::string("range push ") + (p->pRangeName != nullptr ? p->pRangeName : ""));
   return CUPTI_SUCCESS;
@@ -459,11 +515,13 @@ CUptiResult CUPTIAPI cuptiRangeProfilerPushRange(CUpti_RangeProfiler_PushRange_P
 CUptiResult CUPTIAPI cuptiRangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Params* p) {
   std::lock_guard<std::mutex> lock(P().mu);
   CUpti_RangeProfiler_Object* o = p->pRangeProfilerObject;
-  if (o->stack.empty()) return CUPTI_ERROR_INVALID_OPERATION;
+  if (o->stack.empty())
+    return CUPTI_ERROR_INVALID_OPERATION;
   std::vector<double> values(o->names.size(), 0.0);
   for (size_t i = 0; i < o->names.size(); ++i) {
     auto it = P().range_values.find(o->names[i]);
-    if (it != P().range_values.end()) values[i] = it->second;
+    if (it != P().range_values.end())
+      values[i] = it->second;
   }
   o->pass.emplace_back(o->stack.back(), values);
   o->stack.pop_back();
@@ -487,7 +545,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData
     uint8_t* rec = o->image + sizeof(ImageHeader) + h->count * RangeRecordBytes(metrics);
     std::memset(rec, 0, kRangeNameBytes);
     std::memcpy(rec, name.data(), name.size() < kRangeNameBytes - 1 ? name.size() : kRangeNameBytes - 1);
-    for (uint32_t k = 0; k < metrics; ++k) std::memcpy(rec + kRangeNameBytes + 8 * k, &values[k], 8);
+    for (uint32_t k = 0; k < metrics; ++k)
+      std::memcpy(rec + kRangeNameBytes + 8 * k, &values[k], 8);
     ++h->count;
   }
   p->numOfRangeDropped = o->dropped;
@@ -501,7 +560,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_Ge
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataGetRangeInfo(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params* p) {
   const auto* h = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage);
-  if (p->rangeIndex >= h->count) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (p->rangeIndex >= h->count)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   p->rangeName = reinterpret_cast<const char*>(p->pCounterDataImage + sizeof(ImageHeader) +
                                                p->rangeIndex * RangeRecordBytes(h->metrics));
   return CUPTI_SUCCESS;
@@ -511,12 +571,14 @@ CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataGetRangeInfo(CUpti_RangeProfil
 
 CUresult CUDAAPI cuDeviceGetCount(int* count) {
   std::lock_guard<std::mutex> lock(P().mu);
-  if (!P().initialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!P().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
   *count = static_cast<int>(DeviceCount());
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
-  if (ordinal < 0 || static_cast<uint32_t>(ordinal) >= DeviceCount()) return CUDA_ERROR_INVALID_DEVICE;
+  if (ordinal < 0 || static_cast<uint32_t>(ordinal) >= DeviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
@@ -525,12 +587,8 @@ CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
-  // The same bytes as the fake's DEVICE activity record (fake_ContextCreate).
-  const char* tag = getenv("FAKE_CUDA_UUID_TAG");
-  const unsigned char bytes[16] = {0xb1, 0x5c, 0x2a, 0x57, 0x42, 0xed, 0x1d, 0x24,
-                                   0x2c, 0x84, 0x06, 0x70, 0x81, 0x69,
-                                   static_cast<unsigned char>(tag != nullptr ? strtoul(tag, nullptr, 16) : 0x86),
-                                   static_cast<unsigned char>(0x40 + dev)};
+  unsigned char bytes[16];
+  fake::FakeUuid(static_cast<uint32_t>(dev), bytes);  // the same bytes as the DEVICE activity record
   std::memcpy(uuid->bytes, bytes, 16);
   return CUDA_SUCCESS;
 }
@@ -547,11 +605,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, i
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
   std::lock_guard<std::mutex> lock(P().mu);
   auto it = P().primary.find(static_cast<uint32_t>(dev));
-  if (it == P().primary.end()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (it == P().primary.end())
+    return CUDA_ERROR_INVALID_CONTEXT;
   *ctx = it->second;
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice) {
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext* ctx) {
   *ctx = t_current;
   return CUDA_SUCCESS;
@@ -559,14 +620,17 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext* ctx) {
 CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
   std::lock_guard<std::mutex> lock(P().mu);
   auto it = P().context_device.find(t_current);
-  if (it == P().context_device.end()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (it == P().context_device.end())
+    return CUDA_ERROR_INVALID_CONTEXT;
   *device = static_cast<CUdevice>(it->second);
   return CUDA_SUCCESS;
 }
 
 // --- fake driver API (fake_cuda.h) ---------------------------------------------------------------
 
-uint64_t fake_CuptiNow(void) { return fake::Now(); }
+uint64_t fake_CuptiNow(void) {
+  return fake::Now();
+}
 
 int fake_PmRunning(uint32_t device) {
   std::lock_guard<std::mutex> lock(P().mu);
@@ -583,16 +647,19 @@ uint32_t fake_PmMetricCount(uint32_t device) {
 void fake_PmSample(uint32_t device, uint64_t start, uint64_t end, const char* spec) {
   std::lock_guard<std::mutex> lock(P().mu);
   auto it = P().pm.find(device);
-  if (it == P().pm.end() || !it->second->started) return;  // not sampling: the hardware records nothing
+  if (it == P().pm.end() || !it->second->started)
+    return;  // not sampling: the hardware records nothing
   std::vector<double> s = {static_cast<double>(start), static_cast<double>(end)};
-  for (double v : ParseSpec(spec, it->second->names)) s.push_back(v);
+  for (double v : ParseSpec(spec, it->second->names))
+    s.push_back(v);
   it->second->hw.push_back(std::move(s));
 }
 
 void fake_PmOverflowNext(uint32_t device) {
   std::lock_guard<std::mutex> lock(P().mu);
   auto it = P().pm.find(device);
-  if (it != P().pm.end()) it->second->overflow_next = true;
+  if (it != P().pm.end())
+    it->second->overflow_next = true;
 }
 
 void fake_RangeSetValues(const char* spec) {
@@ -600,7 +667,8 @@ void fake_RangeSetValues(const char* spec) {
   P().range_values.clear();
   for (const std::string& item : Split(spec, ';')) {
     size_t eq = item.find('=');
-    if (eq != std::string::npos) P().range_values[item.substr(0, eq)] = strtod(item.c_str() + eq + 1, nullptr);
+    if (eq != std::string::npos)
+      P().range_values[item.substr(0, eq)] = strtod(item.c_str() + eq + 1, nullptr);
   }
 }
 
@@ -621,11 +689,13 @@ void fake_RangeOnKernel(uint32_t context_id) {
   CUcontext ctx = reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0x1000 + context_id));
   std::lock_guard<std::mutex> lock(P().mu);
   for (CUpti_RangeProfiler_Object* o : P().ranges) {
-    if (o->ctx != ctx || !o->started || o->range != CUPTI_AutoRange) continue;
+    if (o->ctx != ctx || !o->started || o->range != CUPTI_AutoRange)
+      continue;
     std::vector<double> values(o->names.size(), 0.0);
     for (size_t i = 0; i < o->names.size(); ++i) {
       auto it = P().range_values.find(o->names[i]);
-      if (it != P().range_values.end()) values[i] = it->second + o->auto_index;  // distinct per kernel
+      if (it != P().range_values.end())
+        values[i] = it->second + o->auto_index;  // distinct per kernel
     }
     o->pass.emplace_back(std::to_string(o->auto_index++), values);
   }

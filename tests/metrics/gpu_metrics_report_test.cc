@@ -17,7 +17,9 @@ namespace {
 
 constexpr int64_t kType0 = (int64_t{1} << 48) | (int64_t{1} << 32) | 0;  // GPU 0, host 0
 
-void CreateNsys(TestDb& db, const char* table) { db.Exec(std::string(nsys::FindTable(table)->create_sql)); }
+void CreateNsys(TestDb& db, const char* table) {
+  db.Exec(std::string(nsys::FindTable(table)->create_sql));
+}
 
 void BuildDb(TestDb& db) {
   db.Create({"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL"});
@@ -37,8 +39,9 @@ void BuildDb(TestDb& db) {
       db.Exec("INSERT INTO GPU_METRICS VALUES (" + ts + ", " + ts + ", " + std::to_string(kType0) + ", 1, 1000000000)");
     }
   }
-  db.Exec("INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) VALUES "
-          "(0, 0, 100, 'u0', 8), (1, 1, 100, 'u1', 8)");
+  db.Exec(
+      "INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) VALUES "
+      "(0, 0, 100, 'u0', 8), (1, 1, 100, 'u1', 8)");
   KernelRow k;
   k.global_pid = GlobalPid(100);
   k.demangled_name = k.short_name = "k1";

@@ -19,24 +19,29 @@ namespace {
 const ProfilerApi* RealApi() {
   static ProfilerApi* api = [] {
     const char* path = GT_CUPTI_LIBRARY;
-    if (path[0] == '\0') return static_cast<ProfilerApi*>(nullptr);
+    if (path[0] == '\0')
+      return static_cast<ProfilerApi*>(nullptr);
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) return static_cast<ProfilerApi*>(nullptr);
+    if (h == nullptr)
+      return static_cast<ProfilerApi*>(nullptr);
     auto* a = new ProfilerApi();
     std::string missing;
     ResolveProfilerApi(h, a, &missing);
-    if (!a->host_ok) return static_cast<ProfilerApi*>(nullptr);
+    if (!a->host_ok)
+      return static_cast<ProfilerApi*>(nullptr);
     // The host API needs libnvperf_host beside libcupti: probe one chip.
     HostObject probe;
-    if (probe.Init(a, "GH100", nullptr, ProfilerKind::kPmSampling) != CUPTI_SUCCESS) return static_cast<ProfilerApi*>(nullptr);
+    if (probe.Init(a, "GH100", nullptr, ProfilerKind::kPmSampling) != CUPTI_SUCCESS)
+      return static_cast<ProfilerApi*>(nullptr);
     return a;
   }();
   return api;
 }
 
-#define REQUIRE_CUPTI()                                                                     \
-  const ProfilerApi* api = RealApi();                                                       \
-  if (api == nullptr) GTEST_SKIP() << "real libcupti Profiler Host API not loadable here"
+#define REQUIRE_CUPTI()               \
+  const ProfilerApi* api = RealApi(); \
+  if (api == nullptr)                 \
+  GTEST_SKIP() << "real libcupti Profiler Host API not loadable here"
 
 Selection Select(const ProfilerApi& api, const std::string& chip, ProfilerKind kind, const std::string& set) {
   std::vector<MetricRequest> req;
@@ -48,14 +53,16 @@ Selection Select(const ProfilerApi& api, const std::string& chip, ProfilerKind k
 // "key=cupti_name" for every accepted metric, in set order.
 std::vector<std::string> Accepted(const Selection& s) {
   std::vector<std::string> out;
-  for (const SelectedMetric& m : s.metrics) out.push_back(m.request.key + "=" + m.cupti_name);
+  for (const SelectedMetric& m : s.metrics)
+    out.push_back(m.request.key + "=" + m.cupti_name);
   return out;
 }
 
 // "key=cupti_name" -> reason, for every rejection.
 std::map<std::string, std::string> Rejected(const Selection& s) {
   std::map<std::string, std::string> out;
-  for (const RejectedMetric& r : s.rejected) out[r.key + "=" + r.cupti_name] = r.reason;
+  for (const RejectedMetric& r : s.rejected)
+    out[r.key + "=" + r.cupti_name] = r.reason;
   return out;
 }
 
@@ -138,7 +145,8 @@ TEST(MetricSelection, Gb202HasNoNvlinkAndUsesOpDramCounters) {
   ASSERT_EQ(a.size(), 11u);
   EXPECT_EQ(a[6], "dram_read=dram__bytes_op_read.sum.per_second");
   EXPECT_EQ(a[7], "dram_write=dram__bytes_op_write.sum.per_second");
-  for (const std::string& m : a) EXPECT_EQ(m.find("nvl"), std::string::npos) << m;
+  for (const std::string& m : a)
+    EXPECT_EQ(m.find("nvl"), std::string::npos) << m;
   std::map<std::string, std::string> r = Rejected(s);
   EXPECT_EQ(r["dram_read=dram__bytes_read.sum.per_second"], kInvalid);
   EXPECT_EQ(r["nvlink_rx=nvlrx__bytes.sum.per_second"], kInvalid);
@@ -228,7 +236,8 @@ TEST(MetricSelection, RangeProfilerDefaultSetPerChip) {
   EXPECT_EQ(r["dram_read=dram__bytes_read.sum"], kInvalid);
   EXPECT_EQ(r["nvlink_rx=nvlrx__bytes.sum"], kInvalid);
   bool op_read = false;
-  for (const SelectedMetric& m : gb.metrics) op_read = op_read || m.cupti_name == "dram__bytes_op_read.sum";
+  for (const SelectedMetric& m : gb.metrics)
+    op_read = op_read || m.cupti_name == "dram__bytes_op_read.sum";
   EXPECT_TRUE(op_read);
 }
 

@@ -27,8 +27,8 @@ void ExpectField(const google::protobuf::Descriptor* d, const std::string& name,
 
 void ExpectAllChecked(const google::protobuf::Descriptor* d) {
   for (int i = 0; i < d->field_count(); ++i) {
-    EXPECT_TRUE(Checked()[d->name()].count(d->field(i)->name())) << d->name() << "." << d->field(i)->name()
-                                                                 << " has no constant";
+    EXPECT_TRUE(Checked()[d->name()].count(d->field(i)->name()))
+        << d->name() << "." << d->field(i)->name() << " has no constant";
   }
 }
 
@@ -45,7 +45,8 @@ TEST(MetricsFields, ChunkFieldsMatchDescriptor) {
   const google::protobuf::Descriptor* chunk = schema::Chunk::descriptor();
   for (int i = 0; i < chunk->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = chunk->field(i);
-    if (f->number() < 100 || f->number() > 119) continue;
+    if (f->number() < 100 || f->number() > 119)
+      continue;
     EXPECT_TRUE(Checked()["Chunk"].count(f->name())) << "Chunk." << f->name() << " (GPU metrics range) has no constant";
   }
 }

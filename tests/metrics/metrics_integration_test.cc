@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <sstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,7 +20,9 @@ namespace {
 
 using Rows = std::vector<std::string>;
 
-std::string FakeCupti() { return BinaryDir() + "/lib/libgt_fake_cupti.so"; }
+std::string FakeCupti() {
+  return BinaryDir() + "/lib/libgt_fake_cupti.so";
+}
 
 struct TracedApp {
   RunResult run;
@@ -32,31 +34,37 @@ struct TracedApp {
 
 // Runs the fake app's `scenario` traced (fake CUPTI, GTRACE_FLUSH_MS=50, a UUID tag of its own so
 // per-GPU lock files never collide between tests) with `env` on top, and exports its streams.
-TracedApp Traced(const TempDir& dir, const std::string& scenario, std::map<std::string, std::string> env,
-           const std::string& name = "run") {
+TracedApp Traced(const TempDir& dir,
+                 const std::string& scenario,
+                 std::map<std::string, std::string> env,
+                 const std::string& name = "run") {
   TracedApp r;
   RunOptions o = TracedRun(dir, name + "-%p");
   o.env["GTRACE_CUPTI_PATH"] = FakeCupti();
   o.env["GTRACE_FLUSH_MS"] = "50";
   o.env["FAKE_CUPTI_LOG"] = dir.File(name + ".log");
-  for (const char* v : {"FAKE_CUPTI_PM_ENABLE_RESULT", "FAKE_CUPTI_PM_AVAILABILITY_RESULT", "FAKE_CUPTI_PM_START_RESULT",
-                        "FAKE_CUPTI_REJECT_METRICS", "FAKE_CUPTI_MULTIPASS_METRICS", "FAKE_CUDA_DEVICE_COUNT",
-                        "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "SLURM_PROCID",
-                        "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+  for (const char* v : {"FAKE_CUPTI_PM_ENABLE_RESULT", "FAKE_CUPTI_PM_AVAILABILITY_RESULT",
+                        "FAKE_CUPTI_PM_START_RESULT", "FAKE_CUPTI_REJECT_METRICS", "FAKE_CUPTI_MULTIPASS_METRICS",
+                        "FAKE_CUDA_DEVICE_COUNT", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                        "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
     o.unset_env.push_back(v);
   }
-  for (const auto& [k, v] : env) o.env[k] = v;
+  for (const auto& [k, v] : env)
+    o.env[k] = v;
   r.run = RunProgram({SamplePath("fake_metrics_app"), scenario}, o);
   for (const std::string& s : dir.Find(".gtrace")) {
-    if (s.find("/" + name + "-") != std::string::npos) r.streams.push_back(s);
+    if (s.find("/" + name + "-") != std::string::npos)
+      r.streams.push_back(s);
   }
   r.log = ReadFile(dir.File(name + ".log"));
-  if (r.streams.empty()) return r;
+  if (r.streams.empty())
+    return r;
   std::vector<std::string> cmd = {CliPath(), "export", "-o", dir.File(name + ".sqlite")};
   cmd.insert(cmd.end(), r.streams.begin(), r.streams.end());
   RunResult e = RunProgram(cmd);
   r.export_err = e.err;
-  if (e.exit_code == 0) r.db = dir.File(name + ".sqlite");
+  if (e.exit_code == 0)
+    r.db = dir.File(name + ".sqlite");
   return r;
 }
 
@@ -65,14 +73,16 @@ std::vector<std::string> GtraceLines(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("gtrace:", 0) == 0) out.push_back(line);
+    if (line.rfind("gtrace:", 0) == 0)
+      out.push_back(line);
   }
   return out;
 }
 
 int Count(const std::string& text, const std::string& what) {
   int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1))
+    ++n;
   return n;
 }
 
@@ -85,12 +95,20 @@ std::string Report(const std::string& db, const std::string& name) {
   return out.str();
 }
 
+// A fake-GPU UUID tag (bytes 12-14) unique to this test process and `n`: ctest runs the tests of one
+// fixture as separate processes at the same time, and the per-GPU lock files are named by UUID.
+std::string Tag(int n) {
+  char hex[8];
+  snprintf(hex, sizeof(hex), "%06x", static_cast<unsigned>((getpid() * 16 + n) & 0xffffff));
+  return hex;
+}
+
 void RemoveLocks(const std::string& tag, int devices = 1) {
-  // Lock files are named after the (fake) UUID: b15c2a57-42ed-1d24-2c84-06708169<tag><40+d>.
+  // Lock files are named after the (fake) UUID: b15c2a57-42ed-1d24-2c84-0670<tag><40+d>.
   for (int d = 0; d < devices; ++d) {
     char hex[8];
     snprintf(hex, sizeof(hex), "%02x", 0x40 + d);
-    std::string name = "gtrace-gpu-metrics-b15c2a5742ed1d242c8406708169" + tag + hex + ".lock";
+    std::string name = "gtrace-gpu-metrics-b15c2a5742ed1d242c840670" + tag + hex + ".lock";
     unlink(("/dev/shm/" + name).c_str());
     unlink(("/tmp/" + name).c_str());
   }
@@ -100,8 +118,9 @@ class Timeline : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    run_ = new TracedApp(Traced(*dir_, "timeline", {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_UUID_TAG", "a1"}}));
-    RemoveLocks("a1");
+    run_ = new TracedApp(
+        Traced(*dir_, "timeline", {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_UUID_TAG", Tag(1)}}));
+    RemoveLocks(Tag(1));
   }
   static void TearDownTestSuite() {
     delete run_;
@@ -121,19 +140,20 @@ TEST_F(Timeline, SamplesAreExportedAsGpuMetricsRows) {
   // 20 samples (the warm-up sample after Start is discarded) x 14 metrics of the default set.
   EXPECT_EQ(db.Int("SELECT count(*) FROM GPU_METRICS"), 280);
   EXPECT_EQ(db.Int("SELECT count(DISTINCT timestamp) FROM GPU_METRICS"), 20);
-  EXPECT_EQ(db.Rows("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS ORDER BY metricId"),
-            (Rows{"0|GPC Clock Frequency [MHz]", "1|GR Active [Throughput %]", "2|SMs Active [Throughput %]",
-                  "3|SM Issue [Throughput %]", "4|Tensor Active [Throughput %]",
-                  "5|Compute Warps in Flight [Throughput %]", "6|Warp Occupancy of Active SMs [Throughput %]",
-                  "7|DRAM Read Bandwidth [bytes/s]", "8|DRAM Write Bandwidth [bytes/s]",
-                  "9|DRAM Throughput [Throughput %]", "10|PCIe RX Bandwidth [bytes/s]", "11|PCIe TX Bandwidth [bytes/s]",
-                  "12|NVLink RX Bandwidth [bytes/s]", "13|NVLink TX Bandwidth [bytes/s]"}));
+  EXPECT_EQ(
+      db.Rows("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS ORDER BY metricId"),
+      (Rows{"0|GPC Clock Frequency [MHz]", "1|GR Active [Throughput %]", "2|SMs Active [Throughput %]",
+            "3|SM Issue [Throughput %]", "4|Tensor Active [Throughput %]", "5|Compute Warps in Flight [Throughput %]",
+            "6|Warp Occupancy of Active SMs [Throughput %]", "7|DRAM Read Bandwidth [bytes/s]",
+            "8|DRAM Write Bandwidth [bytes/s]", "9|DRAM Throughput [Throughput %]", "10|PCIe RX Bandwidth [bytes/s]",
+            "11|PCIe TX Bandwidth [bytes/s]", "12|NVLink RX Bandwidth [bytes/s]", "13|NVLink TX Bandwidth [bytes/s]"}));
   // typeId: <hw 0><vm 1><source 1><gpu id>, its low byte the TARGET_INFO_GPU id of the sampled UUID.
-  EXPECT_EQ(db.Rows("SELECT DISTINCT typeId, sourceId, typeName FROM TARGET_INFO_GPU_METRICS"),
-            (Rows{std::to_string((int64_t{1} << 48) | (int64_t{1} << 32)) + "|1|GPU 0 PM sampling: Fake GPU 0 (FAKE100)"}));
+  EXPECT_EQ(
+      db.Rows("SELECT DISTINCT typeId, sourceId, typeName FROM TARGET_INFO_GPU_METRICS"),
+      (Rows{std::to_string((int64_t{1} << 48) | (int64_t{1} << 32)) + "|1|GPU 0 PM sampling: Fake GPU 0 (FAKE100)"}));
   EXPECT_EQ(db.Rows("SELECT DISTINCT g.id, g.uuid, g.chipName, g.busLocation FROM GPU_METRICS m JOIN TARGET_INFO_GPU g "
                     "ON g.id = (m.typeId & 255)"),
-            (Rows{"0|b15c2a57-42ed-1d24-2c84-06708169a140|FAKE100|0000:19:00.0"}));
+            (Rows{"0|b15c2a57-42ed-1d24-2c84-0670" + Tag(1) + "40|FAKE100|0000:19:00.0"}));
 }
 
 TEST_F(Timeline, ValuesAreScaledIntegers) {
@@ -145,7 +165,8 @@ TEST_F(Timeline, ValuesAreScaledIntegers) {
   };
   // Clock: Hz -> MHz; percentages: whole percent (40.4 -> 40); bandwidths: bytes/s as CUPTI gave
   // them (the stream carries 32-bit floats: 1.5e12 travels as 1500000026624).
-  EXPECT_EQ(values(0), "1980,1980,1980,1980,1980,1980,1980,1980,1980,1980,1755,1755,1755,1755,1755,1755,1755,1755,1755,1755");
+  EXPECT_EQ(values(0),
+            "1980,1980,1980,1980,1980,1980,1980,1980,1980,1980,1755,1755,1755,1755,1755,1755,1755,1755,1755,1755");
   EXPECT_EQ(values(3), "0,0,0,0,0,0,0,0,0,0,40,40,40,40,40,40,40,40,40,40");
   EXPECT_EQ(values(4), "0,0,0,0,0,0,0,0,0,0,80,80,80,80,80,80,80,80,80,80");
   EXPECT_EQ(db.Int("SELECT DISTINCT value FROM GPU_METRICS WHERE metricId = 7 AND value > 1000000000000"),
@@ -159,7 +180,7 @@ TEST_F(Timeline, SamplesShareTheKernelsClock) {
   Db db(run_->db);
   // Samples end every 100 us from T+100us; copy_kernel starts at T+100us, gemm_kernel at T+1.1ms:
   // with gtrace's timestamp callback both come from the same clock, exactly.
-  EXPECT_EQ(db.Int("SELECT min(timestamp) FROM GPU_METRICS") ,
+  EXPECT_EQ(db.Int("SELECT min(timestamp) FROM GPU_METRICS"),
             db.Int("SELECT k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
                    "WHERE s.value = 'copy_kernel'"));
   EXPECT_EQ(db.Int("SELECT max(timestamp) - min(timestamp) FROM GPU_METRICS"), 1900000);
@@ -178,7 +199,8 @@ TEST_F(Timeline, OwnTablesRecordTheSetAndLosses) {
                     "droppedSamples, hwBufferOverflows, decodeErrors, ownerRule FROM GTRACE_GPU_METRICS_DEVICES"),
             (Rows{"0|0|FAKE100|stopped|default|100000|time|20|0|1|0|no local rank: this process samples every "
                   "requested device it sees"}));
-  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_GPU_METRICS_CONFIG WHERE accepted = 1 AND profiler = 'pm-sampling'"), 14);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_GPU_METRICS_CONFIG WHERE accepted = 1 AND profiler = 'pm-sampling'"),
+            14);
   EXPECT_EQ(db.Rows("SELECT metricKey, cuptiName, metricName, unit, scale FROM GTRACE_GPU_METRICS_CONFIG WHERE "
                     "metricKey IN ('gpc_clock', 'tensor_active') AND accepted = 1 ORDER BY metricId"),
             (Rows{"gpc_clock|gpc__cycles_elapsed.avg.per_second|GPC Clock Frequency [MHz]|MHz|1.0e-06",
@@ -193,7 +215,8 @@ TEST_F(Timeline, OwnTablesRecordTheSetAndLosses) {
 TEST_F(Timeline, GpuMetricsSumAveragesOverKernels) {
   ASSERT_FALSE(run_->db.empty());
   std::string csv = Report(run_->db, "gpu_metrics_sum");
-  EXPECT_NE(csv.find("Kernel,copy_kernel,DRAM Read Bandwidth [bytes/s],1,800000,8,1500000026624.00,"), std::string::npos)
+  EXPECT_NE(csv.find("Kernel,copy_kernel,DRAM Read Bandwidth [bytes/s],1,800000,8,1500000026624.00,"),
+            std::string::npos)
       << csv;
   EXPECT_NE(csv.find("Kernel,copy_kernel,SMs Active [Throughput %],1,800000,8,20.00,20,20"), std::string::npos) << csv;
   EXPECT_NE(csv.find("Kernel,gemm_kernel,Tensor Active [Throughput %],1,800000,8,80.00,80,80"), std::string::npos)
@@ -204,24 +227,26 @@ TEST_F(Timeline, GpuMetricsSumAveragesOverKernels) {
 
 TEST(GpuMetrics, FrequencyAndSetAreHonoured) {
   TempDir dir;
-  TracedApp r = Traced(dir, "timeline",
-                 {{"GTRACE_GPU_METRICS_DEVICES", "0"},
-                  {"GTRACE_GPU_METRICS_FREQUENCY", "20000"},
-                  {"GTRACE_GPU_METRICS_SET", "compute"},
-                  {"FAKE_CUDA_UUID_TAG", "a2"},
-                  // The non-realtime tensor counter refused: the chip's alternative is taken.
-                  {"FAKE_CUPTI_REJECT_METRICS", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"}});
-  RemoveLocks("a2");
+  TracedApp r =
+      Traced(dir, "timeline",
+             {{"GTRACE_GPU_METRICS_DEVICES", "0"},
+              {"GTRACE_GPU_METRICS_FREQUENCY", "20000"},
+              {"GTRACE_GPU_METRICS_SET", "compute"},
+              {"FAKE_CUDA_UUID_TAG", Tag(2)},
+              // The non-realtime tensor counter refused: the chip's alternative is taken.
+              {"FAKE_CUPTI_REJECT_METRICS", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"}});
+  RemoveLocks(Tag(2));
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   EXPECT_EQ(Count(r.log, "pm config 0 interval 50000 trigger 1 metrics 7"), 1) << r.log;
   Db db(r.db);
   EXPECT_EQ(db.Int("SELECT count(*) FROM TARGET_INFO_GPU_METRICS"), 7);
-  EXPECT_EQ(db.Rows("SELECT cuptiName, accepted, reason FROM GTRACE_GPU_METRICS_CONFIG WHERE metricKey = "
-                    "'tensor_active' ORDER BY accepted"),
-            (Rows{"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed|0|CUPTI_ERROR_INVALID_PARAMETER from "
-                  "cuptiProfilerHostConfigAddMetrics",
-                  "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed|1|NULL"}));
+  EXPECT_EQ(
+      db.Rows("SELECT cuptiName, accepted, reason FROM GTRACE_GPU_METRICS_CONFIG WHERE metricKey = "
+              "'tensor_active' ORDER BY accepted"),
+      (Rows{"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed|0|CUPTI_ERROR_INVALID_PARAMETER from "
+            "cuptiProfilerHostConfigAddMetrics",
+            "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed|1|NULL"}));
 }
 
 TEST(GpuMetrics, ProfileFlagsBecomeTheVariables) {
@@ -229,14 +254,14 @@ TEST(GpuMetrics, ProfileFlagsBecomeTheVariables) {
   RunOptions o;
   o.env["GTRACE_CUPTI_PATH"] = FakeCupti();
   o.env["FAKE_CUPTI_LOG"] = dir.File("cli.log");
-  o.env["FAKE_CUDA_UUID_TAG"] = "a0";
+  o.env["FAKE_CUDA_UUID_TAG"] = Tag(0);
   o.unset_env = {"GTRACE_GPU_METRICS_DEVICES", "GTRACE_GPU_METRICS_FREQUENCY", "GTRACE_GPU_METRICS_SET",
                  "GTRACE_GPU_METRICS_RANGES", "GTRACE_TRACE"};
-  RunResult r = RunProgram({CliPath(), "profile", "-o", dir.File("cli-%p"), "--gpu-metrics-devices=0",
-                            "--gpu-metrics-frequency", "25000", "--gpu-metrics-set=memory", "--export=sqlite",
-                            SamplePath("fake_metrics_app"), "timeline"},
-                           o);
-  RemoveLocks("a0");
+  RunResult r =
+      RunProgram({CliPath(), "profile", "-o", dir.File("cli-%p"), "--gpu-metrics-devices=0", "--gpu-metrics-frequency",
+                  "25000", "--gpu-metrics-set=memory", "--export=sqlite", SamplePath("fake_metrics_app"), "timeline"},
+                 o);
+  RemoveLocks(Tag(0));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string log = ReadFile(dir.File("cli.log"));
   EXPECT_EQ(Count(log, "pm config 0 interval 40000 trigger 1 metrics 9"), 1) << log;
@@ -251,9 +276,11 @@ TEST(GpuMetrics, ProfileFlagsBecomeTheVariables) {
 TEST(GpuMetrics, NoPermissionIsOneLineWithTheFixAndTheTraceGoesOn) {
   TempDir dir;
   TracedApp r = Traced(dir, "devices",
-                 {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_DEVICE_COUNT", "2"}, {"FAKE_CUDA_UUID_TAG", "a3"},
-                  {"FAKE_CUPTI_PM_ENABLE_RESULT", "35"}});
-  RemoveLocks("a3", 2);
+                       {{"GTRACE_GPU_METRICS_DEVICES", "all"},
+                        {"FAKE_CUDA_DEVICE_COUNT", "2"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(3)},
+                        {"FAKE_CUPTI_PM_ENABLE_RESULT", "35"}});
+  RemoveLocks(Tag(3), 2);
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_EQ(r.run.out, "running=\n");
   std::vector<std::string> lines = GtraceLines(r.run.err);
@@ -272,9 +299,10 @@ TEST(GpuMetrics, NoPermissionIsOneLineWithTheFixAndTheTraceGoesOn) {
 TEST(GpuMetrics, CountersHeldByAnotherProfilerNamesDcgm) {
   TempDir dir;
   TracedApp r = Traced(dir, "plain",
-                 {{"GTRACE_GPU_METRICS_DEVICES", "cuda-visible"}, {"FAKE_CUDA_UUID_TAG", "a4"},
-                  {"FAKE_CUPTI_PM_AVAILABILITY_RESULT", "26"}});
-  RemoveLocks("a4");
+                       {{"GTRACE_GPU_METRICS_DEVICES", "cuda-visible"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(4)},
+                        {"FAKE_CUPTI_PM_AVAILABILITY_RESULT", "26"}});
+  RemoveLocks(Tag(4));
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   std::vector<std::string> lines = GtraceLines(r.run.err);
   ASSERT_EQ(lines.size(), 1u) << r.run.err;
@@ -291,9 +319,13 @@ TEST(GpuMetrics, CountersHeldByAnotherProfilerNamesDcgm) {
 TEST(GpuMetrics, OneLocalRankPerGpu) {
   TempDir dir;
   TracedApp r = Traced(dir, "devices",
-                 {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_DEVICE_COUNT", "4"}, {"FAKE_CUDA_UUID_TAG", "a5"},
-                  {"RANK", "5"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"}});
-  RemoveLocks("a5", 4);
+                       {{"GTRACE_GPU_METRICS_DEVICES", "all"},
+                        {"FAKE_CUDA_DEVICE_COUNT", "4"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(5)},
+                        {"RANK", "5"},
+                        {"LOCAL_RANK", "1"},
+                        {"LOCAL_WORLD_SIZE", "4"}});
+  RemoveLocks(Tag(5), 4);
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_EQ(r.run.out, "running=1\n");
   EXPECT_EQ(Count(r.log, "pm enable"), 1);
@@ -311,14 +343,14 @@ TEST(GpuMetrics, ASecondProcessOnTheSameGpuDoesNotSample) {
   RunOptions first = TracedRun(dir, "first-%p");
   first.env["GTRACE_CUPTI_PATH"] = FakeCupti();
   first.env["GTRACE_GPU_METRICS_DEVICES"] = "0";
-  first.env["FAKE_CUDA_UUID_TAG"] = "a6";
+  first.env["FAKE_CUDA_UUID_TAG"] = Tag(6);
   // `hold` keeps sampling for ~1.8 s; the second process starts meanwhile (a thread runs it).
   RunResult a;
   std::thread holder([&] { a = RunProgram({SamplePath("fake_metrics_app"), "hold"}, first); });
   usleep(500000);
-  TracedApp b = Traced(dir, "devices", {{"GTRACE_GPU_METRICS_DEVICES", "0"}, {"FAKE_CUDA_UUID_TAG", "a6"}}, "second");
+  TracedApp b = Traced(dir, "devices", {{"GTRACE_GPU_METRICS_DEVICES", "0"}, {"FAKE_CUDA_UUID_TAG", Tag(6)}}, "second");
   holder.join();
-  RemoveLocks("a6");
+  RemoveLocks(Tag(6));
   EXPECT_EQ(a.out, "running=0\n") << a.err;
   EXPECT_EQ(b.run.out, "running=\n") << b.run.err;
   ASSERT_FALSE(b.db.empty()) << b.export_err;
@@ -331,9 +363,11 @@ TEST(GpuMetrics, ASecondProcessOnTheSameGpuDoesNotSample) {
 TEST(GpuMetrics, ClosedCaptureWindowKeepsSamplingOff) {
   TempDir dir;
   TracedApp r = Traced(dir, "devices",
-                 {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_UUID_TAG", "a7"},
-                  {"GTRACE_CAPTURE_RANGE", "nvtx"}, {"GTRACE_NVTX_CAPTURE", "never"}});
-  RemoveLocks("a7");
+                       {{"GTRACE_GPU_METRICS_DEVICES", "all"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(7)},
+                        {"GTRACE_CAPTURE_RANGE", "nvtx"},
+                        {"GTRACE_NVTX_CAPTURE", "never"}});
+  RemoveLocks(Tag(7));
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_EQ(r.run.out, "running=\n");
   EXPECT_EQ(Count(r.log, "pm enable 0"), 1);  // set up, ready for a window
@@ -342,7 +376,7 @@ TEST(GpuMetrics, ClosedCaptureWindowKeepsSamplingOff) {
 
 TEST(GpuMetrics, NothingAskedNothingLoaded) {
   TempDir dir;
-  TracedApp r = Traced(dir, "plain", {{"FAKE_CUDA_UUID_TAG", "a8"}});
+  TracedApp r = Traced(dir, "plain", {{"FAKE_CUDA_UUID_TAG", Tag(8)}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_EQ(Count(r.log, "profiler initialize"), 0);
   EXPECT_EQ(Count(r.log, "pm "), 0);
@@ -356,14 +390,16 @@ TEST(GpuMetrics, ClockConvertedWhenCuptiKeepsItsOwnClock) {
   // its measured offset (the tracer with its own): both land on the stream clock within a few us.
   TempDir dir;
   TracedApp r = Traced(dir, "timeline",
-                 {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_UUID_TAG", "a9"},
-                  {"FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "1"}});
-  RemoveLocks("a9");
+                       {{"GTRACE_GPU_METRICS_DEVICES", "all"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(9)},
+                        {"FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "1"}});
+  RemoveLocks(Tag(9));
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   Db db(r.db);
-  auto diff = db.Int("SELECT abs(min(m.timestamp) - k.start) FROM GPU_METRICS m, CUPTI_ACTIVITY_KIND_KERNEL k "
-                     "WHERE k.shortName = (SELECT id FROM StringIds WHERE value = 'copy_kernel')");
+  auto diff = db.Int(
+      "SELECT abs(min(m.timestamp) - k.start) FROM GPU_METRICS m, CUPTI_ACTIVITY_KIND_KERNEL k "
+      "WHERE k.shortName = (SELECT id FROM StringIds WHERE value = 'copy_kernel')");
   ASSERT_TRUE(diff.has_value());
   EXPECT_LT(*diff, 100000) << "sample and kernel clocks differ by " << *diff << " ns";
   // rawTimestamp is CUPTI's CLOCK_REALTIME reading: decades after the monotonic session time.
@@ -372,7 +408,7 @@ TEST(GpuMetrics, ClockConvertedWhenCuptiKeepsItsOwnClock) {
 
 TEST(RangeProfiler, NvtxRangesGetTheirOwnCounters) {
   TempDir dir;
-  TracedApp r = Traced(dir, "nvtx", {{"GTRACE_GPU_METRICS_RANGES", "nvtx:step"}, {"FAKE_CUDA_UUID_TAG", "b1"}});
+  TracedApp r = Traced(dir, "nvtx", {{"GTRACE_GPU_METRICS_RANGES", "nvtx:step"}, {"FAKE_CUDA_UUID_TAG", Tag(10)}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_TRUE(GtraceLines(r.run.err).empty()) << r.run.err;
   EXPECT_EQ(Count(r.log, "range push step"), 3);  // the nested "step" and "other" are not profiled
@@ -390,15 +426,16 @@ TEST(RangeProfiler, NvtxRangesGetTheirOwnCounters) {
                    "n.text = 'step' AND r.passStart BETWEEN n.start AND n.\"end\" AND r.passEnd >= n.\"end\" AND "
                    "r.passEnd - n.\"end\" < 10000000 WHERE r.cuptiName = 'gpu__time_duration.sum'"),
             3);
-  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_GPU_METRICS_CONFIG WHERE profiler = 'range-profiler' AND accepted = 1"), 15);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_GPU_METRICS_CONFIG WHERE profiler = 'range-profiler' AND accepted = 1"),
+            15);
 }
 
 TEST(RangeProfiler, KernelModeMapsRangesToKernelsAndWarns) {
   TempDir dir;
   TracedApp r = Traced(dir, "kernels",
-                 {{"GTRACE_GPU_METRICS_RANGES", "kernel"},
-                  {"GTRACE_GPU_METRICS_SET", "metrics:gpu__time_duration.sum,sm__inst_executed.sum"},
-                  {"FAKE_CUDA_UUID_TAG", "b2"}});
+                       {{"GTRACE_GPU_METRICS_RANGES", "kernel"},
+                        {"GTRACE_GPU_METRICS_SET", "metrics:gpu__time_duration.sum,sm__inst_executed.sum"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(11)}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   std::vector<std::string> lines = GtraceLines(r.run.err);
   ASSERT_EQ(lines.size(), 1u) << r.run.err;
@@ -416,11 +453,13 @@ TEST(RangeProfiler, KernelModeMapsRangesToKernelsAndWarns) {
 
 TEST(GpuMetrics, RealCuptiWithoutADriverFailsSoft) {
   const std::string real = GT_CUPTI_LIBRARY;
-  if (real.empty()) GTEST_SKIP() << "no toolkit libcupti";
+  if (real.empty())
+    GTEST_SKIP() << "no toolkit libcupti";
   TempDir dir;
-  TracedApp r = Traced(dir, "plain",
-                 {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"GTRACE_CUPTI_PATH", real}, {"FAKE_CUDA_UUID_TAG", "b3"}});
-  RemoveLocks("b3");
+  TracedApp r =
+      Traced(dir, "plain",
+             {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"GTRACE_CUPTI_PATH", real}, {"FAKE_CUDA_UUID_TAG", Tag(12)}});
+  RemoveLocks(Tag(12));
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_EQ(Count(r.run.err, "GPU metrics off"), 1) << r.run.err;
   ASSERT_FALSE(r.db.empty()) << r.export_err;

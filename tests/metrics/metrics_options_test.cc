@@ -68,7 +68,8 @@ TEST(MetricsOptions, BadValuesWarnAndKeepDefaults) {
                            {"GTRACE_GPU_METRICS_RANGES", "kernels"}},
                           &w);
   ASSERT_EQ(w.size(), 3u);
-  EXPECT_NE(w[0].find("GTRACE_GPU_METRICS_DEVICES: 'gpu0' is not none, all, cuda-visible or a list"), std::string::npos);
+  EXPECT_NE(w[0].find("GTRACE_GPU_METRICS_DEVICES: 'gpu0' is not none, all, cuda-visible or a list"),
+            std::string::npos);
   EXPECT_NE(w[1].find("from 10 to 200000"), std::string::npos);
   EXPECT_NE(w[2].find("'kernels' is not nvtx:RANGE[@DOMAIN], kernel or none"), std::string::npos);
   EXPECT_EQ(o.devices, DeviceSelection::kNone);
@@ -109,16 +110,19 @@ TEST(Ownership, EightRanksSeeingEightGpusOwnOneEach) {
     EXPECT_EQ(own[0], static_cast<uint32_t>(l));
     ++owners[own[0]];
   }
-  for (int c : owners) EXPECT_EQ(c, 1);
+  for (int c : owners)
+    EXPECT_EQ(c, 1);
 }
 
 TEST(Ownership, FourRanksOnEightGpusCoverAllOnce) {
   std::vector<int> owners(8, 0);
   for (int l = 0; l < 4; ++l) {
     std::string rule;
-    for (uint32_t d : OwnedDevices(All(), LocalRank{l, 4, ""}, 8, &rule)) ++owners[d];
+    for (uint32_t d : OwnedDevices(All(), LocalRank{l, 4, ""}, 8, &rule))
+      ++owners[d];
   }
-  for (int c : owners) EXPECT_EQ(c, 1);
+  for (int c : owners)
+    EXPECT_EQ(c, 1);
   std::string rule;
   EXPECT_EQ(OwnedDevices(All(), LocalRank{1, 4, ""}, 8, &rule), (std::vector<uint32_t>{1, 5}));
   EXPECT_EQ(rule, "local rank 1 of 4 owns the devices d with d % 4 == 1");
@@ -142,8 +146,8 @@ TEST(Ownership, MoreRanksThanGpusMapRanksOntoGpus) {
 }
 
 TEST(Ownership, LocalRankDetection) {
-  std::map<std::string, std::string> env = {{"SLURM_PROCID", "9"}, {"SLURM_LOCALID", "1"},
-                                            {"SLURM_NTASKS_PER_NODE", "4(x2)"}};
+  std::map<std::string, std::string> env = {
+      {"SLURM_PROCID", "9"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS_PER_NODE", "4(x2)"}};
   g_env = &env;
   LocalRank r = DetectLocalRank(&FakeEnv);
   EXPECT_EQ(r.local_rank, 1);
@@ -172,7 +176,8 @@ TEST(Ownership, PerGpuLockAdmitsOneProcess) {
   int status = 0;
   waitpid(child, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  for (const char* dir : {"/dev/shm", "/tmp"}) unlink((std::string(dir) + "/gtrace-gpu-metrics-" + uuid + ".lock").c_str());
+  for (const char* dir : {"/dev/shm", "/tmp"})
+    unlink((std::string(dir) + "/gtrace-gpu-metrics-" + uuid + ".lock").c_str());
 }
 
 }  // namespace

@@ -55,11 +55,14 @@ struct Region {
 gt::Status Run(Database& db, const std::string& sql, const std::function<void(Statement&)>& row) {
   Statement s;
   gt::Status st = db.Prepare(sql, &s);
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   for (;;) {
     bool has = false;
-    if (!(st = s.Step(&has)).ok()) return st;
-    if (!has) return gt::Status::Ok();
+    if (!(st = s.Step(&has)).ok())
+      return st;
+    if (!has)
+      return gt::Status::Ok();
     row(s);
   }
 }
@@ -67,34 +70,40 @@ gt::Status Run(Database& db, const std::string& sql, const std::function<void(St
 }  // namespace
 
 gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
-  if (!db.HasTable("GPU_METRICS")) return MissingTable(db, *table, "GPU_METRICS", "profile with --gpu-metrics-devices");
+  if (!db.HasTable("GPU_METRICS"))
+    return MissingTable(db, *table, "GPU_METRICS", "profile with --gpu-metrics-devices");
   if (!db.HasTable("TARGET_INFO_GPU_METRICS")) {
     return MissingTable(db, *table, "TARGET_INFO_GPU_METRICS", "profile with --gpu-metrics-devices");
   }
   std::map<int64_t, std::string> metric_names;
   gt::Status st = Run(db, "SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS ORDER BY metricId",
                       [&](Statement& s) { metric_names.emplace(s.Int(0), s.Text(1)); });
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   std::map<int64_t, GpuSamples> gpus;
   st = Run(db, "SELECT typeId, timestamp, metricId, value FROM GPU_METRICS ORDER BY typeId, timestamp",
            [&](Statement& s) {
              GpuSamples& g = gpus[s.Int(0)];
              int64_t ts = s.Int(1);
-             if (g.ts.empty() || g.ts.back() != ts) g.ts.push_back(ts);
+             if (g.ts.empty() || g.ts.back() != ts)
+               g.ts.push_back(ts);
              std::vector<int64_t>& v = g.values[s.Int(2)];
              v.resize(g.ts.size(), kMissing);
              v.back() = s.Int(3);
            });
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   for (auto& [type, g] : gpus) {
-    for (auto& [metric, v] : g.values) v.resize(g.ts.size(), kMissing);
+    for (auto& [metric, v] : g.values)
+      v.resize(g.ts.size(), kMissing);
   }
 
   // Which GPU (typeId) a process's CUDA ordinal is, and which GPUs a process uses.
   auto types_of_gpu = [&](int64_t hw, int64_t gpu_id) {
     std::vector<int64_t> out;
     for (const auto& [type, g] : gpus) {
-      if (((type >> 56) & 0xff) == hw && (type & 0xff) == gpu_id) out.push_back(type);
+      if (((type >> 56) & 0xff) == hw && (type & 0xff) == gpu_id)
+        out.push_back(type);
     }
     return out;
   };
@@ -105,13 +114,15 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
       cuda_gpu[{s.Int(0), s.Int(1)}] = s.Int(2);
       pid_gpus[s.Int(0)].insert(s.Int(2));
     });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   std::map<int64_t, std::set<int64_t>> sampled_by;  // globalPid -> typeIds
   if (db.HasTable("GTRACE_GPU_METRICS_DEVICES")) {
     st = Run(db, "SELECT globalPid, typeId FROM GTRACE_GPU_METRICS_DEVICES WHERE typeId IS NOT NULL",
              [&](Statement& s) { sampled_by[s.Int(0)].insert(s.Int(1)); });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
 
   std::vector<Region> regions;
@@ -133,21 +144,25 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
                auto used = pid_gpus.find(pid);
                if (used != pid_gpus.end()) {
                  for (int64_t gpu : used->second) {
-                   for (int64_t t : types_of_gpu(hw, gpu)) r.types.push_back(t);
+                   for (int64_t t : types_of_gpu(hw, gpu))
+                     r.types.push_back(t);
                  }
                }
                if (r.types.empty()) {
                  auto sampled = sampled_by.find(gpid);
-                 if (sampled != sampled_by.end()) r.types.assign(sampled->second.begin(), sampled->second.end());
+                 if (sampled != sampled_by.end())
+                   r.types.assign(sampled->second.begin(), sampled->second.end());
                }
                if (r.types.empty()) {
                  for (const auto& [type, g] : gpus) {
-                   if (((type >> 56) & 0xff) == hw) r.types.push_back(type);
+                   if (((type >> 56) & 0xff) == hw)
+                     r.types.push_back(type);
                  }
                }
                regions.push_back(std::move(r));
              });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (db.HasTable(kKernelTable)) {
     st = Run(db,
@@ -162,26 +177,32 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
                r.types = types_of_gpu(hw, it != cuda_gpu.end() ? it->second : s.Int(3));
                regions.push_back(std::move(r));
              });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
 
   std::map<std::tuple<int, std::string, int64_t>, Accum> groups;  // (kind, name, metricId)
   for (const Region& r : regions) {
-    if (r.end <= r.start) continue;
+    if (r.end <= r.start)
+      continue;
     for (int64_t type : r.types) {
       const GpuSamples& g = gpus[type];
-      if (g.ts.size() < 2) continue;
+      if (g.ts.size() < 2)
+        continue;
       // First sample whose interval can end after the region starts.
       size_t i = static_cast<size_t>(std::lower_bound(g.ts.begin(), g.ts.end(), r.start + 1) - g.ts.begin());
       for (; i < g.ts.size(); ++i) {
         const int64_t b = g.ts[i];
         const int64_t a = i > 0 ? g.ts[i - 1] : g.ts[0] - (g.ts[1] - g.ts[0]);
-        if (a >= r.end) break;
+        if (a >= r.end)
+          break;
         const int64_t overlap = std::min(b, r.end) - std::max(a, r.start);
-        if (overlap <= 0) continue;
+        if (overlap <= 0)
+          continue;
         for (const auto& [metric, values] : g.values) {
           const int64_t v = values[i];
-          if (v == kMissing) continue;
+          if (v == kMissing)
+            continue;
           Accum& acc = groups[{r.kind, r.name, metric}];
           acc.weighted += static_cast<__int128>(v) * overlap;
           acc.time += overlap;
@@ -194,9 +215,9 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
     }
   }
 
-  table->columns = {TextColumn("Kind"),         TextColumn("Name"),          TextColumn("Metric"),
-                    NumberColumn("Instances"),   NumberColumn("Time (ns)"),   NumberColumn("Samples"),
-                    NumberColumn("Avg"),         NumberColumn("Min"),         NumberColumn("Max")};
+  table->columns = {TextColumn("Kind"),        TextColumn("Name"),        TextColumn("Metric"),
+                    NumberColumn("Instances"), NumberColumn("Time (ns)"), NumberColumn("Samples"),
+                    NumberColumn("Avg"),       NumberColumn("Min"),       NumberColumn("Max")};
   for (const auto& [key, acc] : groups) {
     const auto& [kind, name, metric] = key;
     auto mn = metric_names.find(metric);

@@ -54,7 +54,8 @@ void Kernel(uint32_t ctx, const char* name, uint64_t start_ns, uint64_t duration
 
 bool WaitRunning(uint32_t device) {
   for (int i = 0; i < 1000; ++i) {
-    if (fake_PmRunning(device)) return true;
+    if (fake_PmRunning(device))
+      return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -79,7 +80,8 @@ int Timeline() {
       "40.4;dram__bytes_read.sum.per_second=2e11;gpc__cycles_elapsed.avg.per_second=1.755e9;"
       "gr__cycles_active.sum.pct_of_peak_sustained_elapsed=100";
   for (int i = 0; i < 20; ++i) {
-    if (i == 12) fake_PmOverflowNext(0);
+    if (i == 12)
+      fake_PmOverflowNext(0);
     fake_PmSample(0, t + i * 100 * kUs, t + (i + 1) * 100 * kUs, i < 10 ? copy : gemm);
   }
   Kernel(ctx, "copy_kernel", t + 100 * kUs, 800 * kUs);
@@ -92,7 +94,8 @@ int Timeline() {
 void PrintRunning(uint32_t devices) {
   std::string running;
   for (uint32_t d = 0; d < devices; ++d) {
-    if (fake_PmRunning(d)) running += (running.empty() ? "" : ",") + std::to_string(d);
+    if (fake_PmRunning(d))
+      running += (running.empty() ? "" : ",") + std::to_string(d);
   }
   std::printf("running=%s\n", running.c_str());
   std::fflush(stdout);
@@ -102,7 +105,8 @@ int Devices() {
   const char* n = getenv("FAKE_CUDA_DEVICE_COUNT");
   uint32_t count = n != nullptr ? static_cast<uint32_t>(atoi(n)) : 1;
   fake_cuInit();
-  for (uint32_t d = 0; d < count; ++d) fake_ContextCreate(d);
+  for (uint32_t d = 0; d < count; ++d)
+    fake_ContextCreate(d);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   PrintRunning(count);
   return 0;
@@ -174,12 +178,18 @@ int Plain() {
 
 int main(int argc, char** argv) {
   std::string scenario = argc > 1 ? argv[1] : "";
-  if (scenario == "timeline") return Timeline();
-  if (scenario == "devices") return Devices();
-  if (scenario == "hold") return Hold();
-  if (scenario == "nvtx") return Nvtx();
-  if (scenario == "kernels") return Kernels();
-  if (scenario == "plain") return Plain();
+  if (scenario == "timeline")
+    return Timeline();
+  if (scenario == "devices")
+    return Devices();
+  if (scenario == "hold")
+    return Hold();
+  if (scenario == "nvtx")
+    return Nvtx();
+  if (scenario == "kernels")
+    return Kernels();
+  if (scenario == "plain")
+    return Plain();
   std::fprintf(stderr, "usage: fake_metrics_app timeline|devices|hold|nvtx|kernels|plain\n");
   return 2;
 }
