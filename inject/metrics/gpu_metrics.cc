@@ -87,6 +87,7 @@ class Module {
  private:
   bool WaitForDriver(uint32_t* visible);
   void SetUpDevices(uint32_t visible);
+  bool InitProfiler();
   void SetState(Slot* s, uint32_t state, const std::string& reason);
   void Note(const std::string& cause, const std::string& text);
   int64_t MeasureOffset();
@@ -109,7 +110,9 @@ class Module {
 
   std::mutex config_mu_;
   ConfigText config_;
-  uint64_t config_session_ = 0;  // drain thread
+  uint64_t config_version_ = 0;          // under config_mu_
+  uint64_t config_session_ = 0;          // drain thread
+  uint64_t config_emitted_version_ = 0;  // drain thread
 
   std::mutex notes_mu_;
   std::set<std::string> printed_causes_;
@@ -122,6 +125,7 @@ class Module {
   bool sampling_on_ = false;             // metrics thread
   int64_t clock_offset_ns_ = 0;          // metrics thread
   bool same_clock_ = false;              // set before the thread starts
+  bool profiler_initialized_ = false;    // metrics thread
   uint64_t range_dropped_reported_ = 0;  // drain thread
 };
 
@@ -282,6 +286,23 @@ bool Module::WaitForDriver(uint32_t* visible) {
   }
 }
 
+// cuptiProfilerInitialize, once, before any profiler call (PM sampling and the range profiler).
+bool Module::InitProfiler() {
+  if (profiler_initialized_)
+    return true;
+  CUpti_Profiler_Initialize_Params p{};
+  p.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+  CUptiResult r = api_.ProfilerInitialize(&p);
+  if (r != CUPTI_SUCCESS) {
+    std::string why = UnavailableReason(r, "cuptiProfilerInitialize");
+    Note(why.empty() ? "init" : why,
+         "GPU metrics off: " + (why.empty() ? "cuptiProfilerInitialize failed with " + api_.ResultName(r) : why));
+    return false;
+  }
+  profiler_initialized_ = true;
+  return true;
+}
+
 void Module::SetUpDevices(uint32_t visible) {
   LocalRank rank = DetectLocalRank(&GetEnv);
   std::string rule;
@@ -293,6 +314,7 @@ void Module::SetUpDevices(uint32_t visible) {
     config_.visible = visible;
     config_.owned = owned;
     config_.rule = rule;
+    ++config_version_;
   }
   if (options_.range_mode != RangeMode::kOff) {
     std::vector<uint32_t> range_devices = owned;
@@ -303,7 +325,7 @@ void Module::SetUpDevices(uint32_t visible) {
     }
     if (!api_.range_ok) {
       Note("range-api", "range profiler off: this libcupti lacks the range profiler API (CUDA 12.6 Update 2 or newer)");
-    } else {
+    } else if (InitProfiler()) {
       // NVTX mode profiles whichever context pushes the range: prepare every visible device's chip.
       std::vector<uint32_t> all;
       for (uint32_t d = 0; d < visible; ++d)
@@ -325,7 +347,6 @@ void Module::SetUpDevices(uint32_t visible) {
       }
     }
   }
-  bool initialized = false;
   for (uint32_t d : candidates) {
     if (slot_count_.load(std::memory_order_relaxed) >= kMaxDevices)
       break;
@@ -358,18 +379,9 @@ void Module::SetUpDevices(uint32_t visible) {
       s->info.state = field::enums::kGpuMetricsNotOwned;
       s->info.reason = "sampled by another process: " + holder;
     } else {
-      if (!initialized) {
-        CUpti_Profiler_Initialize_Params p{};
-        p.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
-        CUptiResult r = api_.ProfilerInitialize(&p);
-        if (r != CUPTI_SUCCESS) {
-          std::string why = UnavailableReason(r, "cuptiProfilerInitialize");
-          Note(why.empty() ? "init" : why,
-               "GPU metrics off: " + (why.empty() ? "cuptiProfilerInitialize failed with " + api_.ResultName(r) : why));
-          delete s;
-          return;
-        }
-        initialized = true;
+      if (!InitProfiler()) {
+        delete s;
+        return;
       }
       s->queue = std::make_unique<SampleQueue>(kQueueSamples);
       s->sampler = std::make_unique<PmSampler>(&api_, d);
@@ -628,9 +640,16 @@ void Module::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     return;
   if (static_cast<uint32_t>(getpid()) != pid_)
     return;  // a forked child emits nothing of ours
-  if (config_session_ != session_id) {
+  uint64_t config_version;
+  {
+    std::lock_guard<std::mutex> lock(config_mu_);
+    config_version = config_version_;
+  }
+  // Re-sent once the metrics thread has filled in ownership (before it publishes any device).
+  if (config_session_ != session_id || config_emitted_version_ != config_version) {
     WriteConfig(chunk);
     config_session_ = session_id;
+    config_emitted_version_ = config_version;
   }
   size_t n = slot_count_.load(std::memory_order_acquire);
   size_t budget = kMaxSamplesPerEmit;

@@ -85,6 +85,7 @@ struct ProfState {
   std::map<uint32_t, CUcontext> primary;  // device -> first context made on it
   std::map<CUcontext, uint32_t> context_device;
   bool initialized = false;
+  bool profiler_initialized = false;  // cuptiProfilerInitialize was called (Enable needs it, as in CUPTI)
 };
 ProfState& P() {
   static ProfState* p = new ProfState();
@@ -297,7 +298,11 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_Ge
 
 CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params*) {
   fake::Log("profiler initialize");
-  return Forced("FAKE_CUPTI_PROFILER_INIT_RESULT");
+  if (CUptiResult r = Forced("FAKE_CUPTI_PROFILER_INIT_RESULT"); r != CUPTI_SUCCESS)
+    return r;
+  std::lock_guard<std::mutex> lock(P().mu);
+  P().profiler_initialized = true;
+  return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params*) {
   return CUPTI_SUCCESS;
@@ -349,6 +354,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params* p) {
   if (CUptiResult r = Forced("FAKE_CUPTI_PM_ENABLE_RESULT"); r != CUPTI_SUCCESS)
     return r;
   std::lock_guard<std::mutex> lock(P().mu);
+  if (!P().profiler_initialized)
+    return CUPTI_ERROR_NOT_INITIALIZED;
   if (P().pm.count(static_cast<uint32_t>(p->deviceIndex)) != 0)
     return CUPTI_ERROR_INVALID_OPERATION;
   auto* o = new CUpti_PmSampling_Object();
@@ -460,6 +467,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerEnable(CUpti_RangeProfiler_Enable_Params*
   if (CUptiResult r = Forced("FAKE_CUPTI_RANGE_ENABLE_RESULT"); r != CUPTI_SUCCESS)
     return r;
   std::lock_guard<std::mutex> lock(P().mu);
+  if (!P().profiler_initialized)
+    return CUPTI_ERROR_NOT_INITIALIZED;
   auto* o = new CUpti_RangeProfiler_Object();
   o->ctx = p->ctx;
   P().ranges.push_back(o);
