@@ -274,6 +274,10 @@ void RangeProfiler::OnNvtxPush(const char* domain_name,
                                uint32_t domain_id,
                                uint32_t tid,
                                int depth) {
+  // Acquire: pairs with Prepare's release store, so options_, api_ and driver_ are visible here (the
+  // hook's own check was relaxed).
+  if (!g_range_armed.load(std::memory_order_acquire))
+    return;
   if (inert_.load(std::memory_order_acquire) || !Matches(domain_name, text, wide))
     return;
   if (driver_ == nullptr || !driver_->ok)

@@ -18,6 +18,10 @@ namespace {
 
 const ProfilerApi* RealApi() {
   static ProfilerApi* api = [] {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // libcupti dlopens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtimes refuse (abort).
+    return static_cast<ProfilerApi*>(nullptr);
+#endif
     const char* path = GT_CUPTI_LIBRARY;
     if (path[0] == '\0')
       return static_cast<ProfilerApi*>(nullptr);
