@@ -293,6 +293,14 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
       v != nullptr && !ParseBool(v, &c.trace_fork_before_exec)) {
     c.warnings.push_back(std::string("GTRACE_TRACE_FORK_BEFORE_EXEC='") + v + "' is not a boolean; using true");
   }
+  // GPU metrics are asked for by their own variables (as nsys's --gpu-metrics-devices), not by
+  // GTRACE_TRACE; inject/metrics reads the values and reports bad ones.
+  if (const char* v = getenv_fn("GTRACE_GPU_METRICS_DEVICES"); v != nullptr && Trim(v) != "none" && !Trim(v).empty()) {
+    c.sources |= kSourceGpuMetrics;
+  }
+  if (const char* v = getenv_fn("GTRACE_GPU_METRICS_RANGES"); v != nullptr && Trim(v) != "none" && !Trim(v).empty()) {
+    c.sources |= kSourceGpuMetrics;
+  }
   LoadCaptureConfig(getenv_fn, &c);
   if (c.thread_buffer_bytes == 0) {
     c.thread_buffer_bytes = c.buffer_bytes / 128;

@@ -27,6 +27,7 @@
 #include "collector/session.h"
 #include "inject/cupti/capture_window.h"
 #include "inject/cupti/cupti_tracer.h"
+#include "inject/metrics/gpu_metrics.h"
 #include "inject/nvtx/nvtx_hooks.h"
 
 namespace {
@@ -160,7 +161,9 @@ __attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
     auto f = PrimaryEntry<int (*)(void)>("InitializeInjection");
     return f != nullptr ? f() : 1;
   }
-  return gt::cupti::CuptiTracer::InitializeInjection();
+  int result = gt::cupti::CuptiTracer::InitializeInjection();
+  gt::metrics::OnCudaInjection();  // GPU metrics (--gpu-metrics-*): its own thread, after the tracer
+  return result;
 }
 
 }  // extern "C"

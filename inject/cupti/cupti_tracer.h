@@ -80,6 +80,8 @@ class CuptiTracer {
   void OnForkChild();
 
   const CuptiApi& api() const { return api_; }
+  // CUPTI takes its timestamps from gtrace's clock (the timestamp callback was accepted).
+  bool clock_callback() const { return clock_callback_; }
 
  private:
   bool Start();

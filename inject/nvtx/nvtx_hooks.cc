@@ -12,6 +12,8 @@
 #include "collector/process_info.h"
 #include "collector/schema_fields.h"
 #include "inject/cupti/capture_window.h"
+#include "inject/metrics/gpu_metrics.h"
+#include "inject/metrics/range_profiler.h"
 #include "inject/nvtx/nvtx_record.h"
 #include "inject/nvtx/nvtx_registry.h"
 
@@ -210,6 +212,15 @@ bool CaptureOpens(nvtxDomainHandle_t domain, const EventArgs& a, const nvtxEvent
   return capture::NvtxRangeOpens(domain_name, text, a.wide);
 }
 
+void RangeProfilerPush(nvtxDomainHandle_t domain, const EventArgs& a, const nvtxEventAttributes_t* attr, int depth) {
+  const char* text = a.ascii;
+  if (text == nullptr && (a.flags & kFlagRegistered) && attr != nullptr && attr->message.registered != nullptr) {
+    text = reinterpret_cast<const RegisteredString*>(attr->message.registered)->text;
+  }
+  const char* domain_name = domain != nullptr ? static_cast<const Domain*>(static_cast<const void*>(domain))->name : nullptr;
+  metrics::OnNvtxPush(domain_name, text, a.wide, a.domain_id, CurrentThreadTid(), depth);
+}
+
 // Push when recording, or when this push opens a capture window.
 int PushOrCapture(nvtxDomainHandle_t domain, EventArgs& a, const nvtxEventAttributes_t* attr) {
   bool opened = false;
@@ -219,6 +230,8 @@ int PushOrCapture(nvtxDomainHandle_t domain, EventArgs& a, const nvtxEventAttrib
   }
   int depth = Push(a);
   if (opened && depth >= 0) capture::NvtxRangeOpened(CurrentThreadTid(), a.domain_id, true, static_cast<uint64_t>(depth));
+  // --gpu-metrics-ranges=nvtx:RANGE (slow path only when armed: one more relaxed load otherwise).
+  if (metrics::RangeProfilerArmed() && depth >= 0) RangeProfilerPush(domain, a, attr, depth);
   return depth;
 }
 
@@ -227,6 +240,7 @@ int PopAndCapture(uint32_t domain_id) {
   if (depth >= 0 && CaptureCloseArmed()) {
     capture::NvtxRangeEnded(CurrentThreadTid(), domain_id, true, static_cast<uint64_t>(depth));
   }
+  if (depth >= 0 && metrics::RangeProfilerArmed()) metrics::OnNvtxPop(CurrentThreadTid(), domain_id, depth);
   return depth;
 }
 

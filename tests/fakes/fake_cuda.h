@@ -56,6 +56,7 @@ typedef struct {
   uint64_t graph_node_id;
   uint8_t launch_type;
   uint64_t gap_ns, duration_ns;
+  uint64_t start_ns; /* absolute start on the CUPTI clock (fake_CuptiNow); 0 = now + gap_ns */
 } fake_kernel;
 void fake_Kernel(const fake_kernel* k);
 /* A kernel still running: delivered only by a forced flush, with end = 0 (as real CUPTI does). */
@@ -94,6 +95,24 @@ int fake_CallbackEnabled(int domain, uint32_t cbid);
 uint64_t fake_CallCount(const char* function);
 /* Records the fake could not store because gtrace declined a buffer. */
 uint64_t fake_RecordsDeclined(void);
+
+/* --- GPU metrics (fake_profiler.cc) ------------------------------------------------------------
+ * The fake driver answers cuDeviceGetCount & co. only once fake_cuInit has returned; the context of
+ * fake_ContextCreate becomes current on the calling thread (cuCtxGetCurrent) and makes its device's
+ * primary context "active". */
+/* The CUPTI clock (gtrace's timestamp callback when registered, else CLOCK_REALTIME). */
+uint64_t fake_CuptiNow(void);
+/* 1 while gtrace has PM sampling started on `device`. */
+int fake_PmRunning(uint32_t device);
+/* Number of metrics gtrace configured for PM sampling on `device` (0 when not enabled). */
+uint32_t fake_PmMetricCount(uint32_t device);
+/* One PM sample [start, end] (CUPTI clock) with the values "cupti_name=value;..." (others 0), kept
+ * only while sampling is started, as the hardware would. */
+void fake_PmSample(uint32_t device, uint64_t start, uint64_t end, const char* spec);
+/* The next cuptiPmSamplingDecodeData on `device` reports a hardware-buffer overflow. */
+void fake_PmOverflowNext(uint32_t device);
+/* Values "cupti_name=value;..." of the ranges profiled from now on (auto ranges add their index). */
+void fake_RangeSetValues(const char* spec);
 
 #ifdef __cplusplus
 }

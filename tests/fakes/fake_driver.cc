@@ -14,6 +14,11 @@
 
 using fake::S;
 
+// fake_profiler.cc (GPU metrics side of the fake).
+extern "C" void fake_SetCurrentContext(uint32_t device_id, uint32_t context_id);
+extern "C" void fake_MarkDriverInitialized(void);
+extern "C" void fake_RangeOnKernel(uint32_t context_id);
+
 namespace {
 
 constexpr uint32_t kNullStreamId = 7;
@@ -82,7 +87,9 @@ int fake_cuInit(void) {
   }
   auto init = reinterpret_cast<int (*)(void)>(dlsym(h, "InitializeInjection"));
   if (init == nullptr) return -1;
-  return init();
+  int result = init();
+  fake_MarkDriverInitialized();  // cuInit returns: driver queries answer from now on
+  return result;
 }
 
 uint32_t fake_ContextCreate(uint32_t device_id) {
@@ -93,6 +100,7 @@ uint32_t fake_ContextCreate(uint32_t device_id) {
     ctx = S().next_context++;
     announce = S().devices_announced.insert(device_id).second;
   }
+  fake_SetCurrentContext(device_id, ctx);
   if (announce && fake::KindOn(CUPTI_ACTIVITY_KIND_DEVICE)) {
     CUpti_ActivityDevice5 d;
     std::memset(&d, 0, sizeof(d));
@@ -122,8 +130,8 @@ uint32_t fake_ContextCreate(uint32_t device_id) {
     d.computeCapabilityMajor = 8;
     d.computeCapabilityMinor = 6;
     d.id = device_id;
-    const unsigned char uuid[16] = {0xb1, 0x5c, 0x2a, 0x57, 0x42, 0xed, 0x1d, 0x24,
-                                    0x2c, 0x84, 0x06, 0x70, 0x81, 0x69, 0x86, static_cast<unsigned char>(0x40 + device_id)};
+    unsigned char uuid[16];
+    fake::FakeUuid(device_id, uuid);
     std::memcpy(d.uuid.bytes, uuid, sizeof(uuid));
     d.name = fake::StableName("Fake GPU " + std::to_string(device_id));
     d.isCudaVisible = 1;
@@ -233,8 +241,9 @@ uint32_t fake_Api(int driver, uint32_t cbid, uint64_t duration_ns) {
 }
 
 void fake_Kernel(const fake_kernel* k) {
+  fake_RangeOnKernel(k->context_id);  // the range profiler's auto ranges (kernel mode)
   if (!fake::KindOn(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
-  uint64_t start = fake::Now() + k->gap_ns;
+  uint64_t start = k->start_ns != 0 ? k->start_ns : fake::Now() + k->gap_ns;
   CUpti_ActivityKernel10 r = KernelRecord(k, start, start + k->duration_ns);
   fake::Append(&r, sizeof(r));
 }

@@ -69,5 +69,8 @@ const char* StableName(const std::string& name);
 // "fake-cupti: VIOLATION" when a CUPTI function runs in a forked child of the subscriber.
 bool CheckProcess(const char* function);
 void Log(const std::string& line);
+// The UUID of fake device `device`: fixed bytes, except bytes 12-14 = FAKE_CUDA_UUID_TAG (hex, up to
+// 6 digits; default 816986) so concurrently running tests get distinct GPUs (per-GPU lock files).
+void FakeUuid(uint32_t device, unsigned char out[16]);
 
 }  // namespace fake

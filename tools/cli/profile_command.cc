@@ -229,6 +229,62 @@ int RunProfile(const std::vector<std::string>& args) {
            o.env["GTRACE_NCCL_TRACE"] = list;
            return Status::Ok();
          }});
+  // GPU metrics (docs/gpu-metrics.md). The library is the authority (it warns and keeps its default on
+  // a bad value); here the grammar is checked so a typo fails before the command runs.
+  p.Add({"gpu-metrics-devices", 0, true, "none|all|cuda-visible|ID[,ID...]",
+         "sample GPU hardware metrics (CUPTI PM sampling) of these CUDA devices; on a multi-rank node each GPU is "
+         "sampled by the one local rank that owns it (GTRACE_GPU_METRICS_DEVICES; default none)",
+         [&](std::string_view v) {
+           std::string text(v);
+           if (text != "none" && text != "all" && text != "cuda-visible") {
+             size_t start = 0;
+             while (true) {
+               size_t comma = text.find(',', start);
+               std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+               uint64_t id = 0;
+               if (!ParseUnsigned("--gpu-metrics-devices", item, 0, 255, &id).ok()) {
+                 return Status::Error("--gpu-metrics-devices: '" + text +
+                                      "' is not none, all, cuda-visible or a list of device ids (e.g. 0,2)");
+               }
+               if (comma == std::string::npos) break;
+               start = comma + 1;
+             }
+           }
+           o.env["GTRACE_GPU_METRICS_DEVICES"] = text;
+           return Status::Ok();
+         }});
+  p.Add({"gpu-metrics-frequency", 0, true, "HZ",
+         "GPU metrics samples per second, 10 to 200000 (GTRACE_GPU_METRICS_FREQUENCY; default 10000)",
+         [&](std::string_view v) {
+           uint64_t hz = 0;
+           Status st = ParseUnsigned("--gpu-metrics-frequency", v, 10, 200000, &hz);
+           if (st.ok()) o.env["GTRACE_GPU_METRICS_FREQUENCY"] = std::to_string(hz);
+           return st;
+         }});
+  p.Add({"gpu-metrics-set", 0, true, "NAME",
+         "metric set: default, compute, memory or metrics:<cupti-name>,... (GTRACE_GPU_METRICS_SET; default "
+         "default; each chip gets the members it can collect in one pass)",
+         [&](std::string_view v) {
+           std::string set(v);
+           if (set != "default" && set != "compute" && set != "memory" &&
+               !(set.rfind("metrics:", 0) == 0 && set.size() > 8)) {
+             return Status::Error("--gpu-metrics-set: unknown metric set '" + set +
+                                  "' (known: default, compute, memory, metrics:<name>,<name>...)");
+           }
+           o.env["GTRACE_GPU_METRICS_SET"] = set;
+           return Status::Ok();
+         }});
+  p.Add({"gpu-metrics-ranges", 0, true, "nvtx:RANGE[@DOMAIN]|kernel|none",
+         "range profiler: the metric set per NVTX push/pop range or per kernel (kernel mode SERIALISES every kernel "
+         "launch) (GTRACE_GPU_METRICS_RANGES; default none)",
+         [&](std::string_view v) {
+           std::string r(v);
+           if (r != "none" && r != "kernel" && !(r.rfind("nvtx:", 0) == 0 && r.size() > 5 && r[5] != '@')) {
+             return Status::Error("--gpu-metrics-ranges: '" + r + "' is not nvtx:RANGE[@DOMAIN], kernel or none");
+           }
+           o.env["GTRACE_GPU_METRICS_RANGES"] = r;
+           return Status::Ok();
+         }});
   AddCaptureFlags(&p, &o.env);
   AddCallStackFlags(&p, &o.env);
 

@@ -14,6 +14,7 @@
 #include "tools/export/callstack_export.h"
 #include "tools/export/nccl_export.h"
 #include "tools/export/cuda_export.h"
+#include "tools/export/gpu_metrics_export.h"
 #include "tools/export/nvtx_export.h"
 #include "tools/export/system_tables.h"
 #include "tools/nsys/nsys_schema.h"
@@ -32,7 +33,8 @@ std::vector<std::unique_ptr<ExportModule>> MakeModules() {
   // NCCL modules:
   modules.push_back(MakeNcclExport());
 
-  // GPU metrics modules:
+  // GPU metrics modules (after CUDA: they read TARGET_INFO_GPU and the kernels in Finish):
+  modules.push_back(MakeGpuMetricsExport());
 
   // Call stack modules:
   modules.push_back(MakeCallStackExport());

@@ -31,6 +31,7 @@ constexpr ReportEntry kReports[] = {
     {{"cuda_gpu_trace", "CUDA GPU Trace"}, BuildCudaGpuTrace},
     {{"nccl_sum", "NCCL Operation Summary"}, BuildNcclSum},
     {{"cuda_api_callers", "CUDA API Callers (by Stack)"}, BuildCudaApiCallers},
+    {{"gpu_metrics_sum", "GPU Metrics Summary (per NVTX range and kernel)"}, BuildGpuMetricsSum},
 };
 
 constexpr auto MakeInfos() {
