@@ -206,7 +206,12 @@ int main(int argc, char** argv) {
   for (auto& t : workers) t.join();
   if (!cross_ended) nvtxRangeEnd(cross);
   nvtxDomainDestroy(domain);
-  if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+  if (hold_ms > 0) {
+    // Tests that signal a holding process wait for this line rather than guessing a start-up time.
+    std::printf("nvtx_threads: holding %d ms\n", hold_ms);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+  }
   std::printf("nvtx_threads: %d threads x %d iterations done\n", threads, iterations);
   return 0;
 }

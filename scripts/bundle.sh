@@ -43,7 +43,8 @@ if [ ! -f "$stage/lib/libgtrace.so" ]; then
   echo "bundle: $stage/lib/libgtrace.so missing (libdir is not 'lib'?)" >&2
   exit 1
 fi
-if ! readelf -d "$stage/bin/gtrace" | grep -q 'RPATH.*\$ORIGIN/../lib'; then
+# (grep without -q, and awk without an early exit: under pipefail an early reader exit SIGPIPEs the writer.)
+if ! readelf -d "$stage/bin/gtrace" | grep 'RPATH.*\$ORIGIN/../lib' >/dev/null; then
   echo "bundle: $stage/bin/gtrace has no RPATH \$ORIGIN/../lib (rebuild with this tree's tools/cli/CMakeLists.txt)" >&2
   exit 1
 fi
@@ -83,7 +84,7 @@ fi
 
 # libgtrace.so never links libunwind: it dlopens libunwind.so.8 from its own directory first, and
 # only for --cudabacktrace. Ship the build machine's (its liblzma dependency is a system library).
-unwind=$(ldconfig -p 2>/dev/null | awk '$1 == "libunwind.so.8" {print $NF; exit}')
+unwind=$(ldconfig -p 2>/dev/null | awk '$1 == "libunwind.so.8" && !seen {print $NF; seen = 1}')
 if [ -n "$unwind" ] && [ -f "$unwind" ]; then
   cp -L "$unwind" "$stage/lib/libunwind.so.8"
   chmod 644 "$stage/lib/libunwind.so.8"

@@ -8,7 +8,7 @@ debs=(cmake g++ make pkg-config protobuf-compiler libprotobuf-dev libsqlite3-dev
       python3-venv debootstrap)  # clang: fuzzers; the last two for tests only: viewers.hta, bundle.chroot
 missing=()
 for p in "${debs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = 'install ok installed' ] || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"

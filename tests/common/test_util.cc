@@ -112,6 +112,7 @@ RunResult RunProgram(const std::vector<std::string>& argv, const RunOptions& o) 
   close(err_pipe[1]);
   auto start = std::chrono::steady_clock::now();
   bool signalled = false, killed = false;
+  long long output_seen_ms = -1;  // when stdout first held signal_after_output ("" is there at once)
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
@@ -130,7 +131,11 @@ RunResult RunProgram(const std::vector<std::string>& argv, const RunOptions& o) 
       }
     }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-    if (o.signal_to_send != 0 && !signalled && ms >= o.signal_after_ms) {
+    if (o.signal_to_send != 0 && !signalled && output_seen_ms < 0 &&
+        r.out.find(o.signal_after_output) != std::string::npos) {
+      output_seen_ms = ms;
+    }
+    if (o.signal_to_send != 0 && !signalled && output_seen_ms >= 0 && ms - output_seen_ms >= o.signal_after_ms) {
       kill(pid, o.signal_to_send);
       signalled = true;
     }

@@ -52,9 +52,12 @@ struct RunOptions {
   bool preload = false;                    // LD_PRELOAD=libgtrace.so
   std::string cwd;                         // working directory ("" = current)
   int timeout_s = 60;                      // killed (SIGKILL) after this
-  // Sends `signal_to_send` once `signal_after_ms` passed (0 = never).
+  // Sends `signal_to_send` (0 = never) `signal_after_ms` after stdout first holds
+  // `signal_after_output` (empty: after the start). A loaded CI machine may take seconds to start a
+  // Python interpreter: waiting for the program's own "ready" line keeps such tests honest.
   int signal_to_send = 0;
   int signal_after_ms = 0;
+  std::string signal_after_output;
 };
 
 RunResult RunProgram(const std::vector<std::string>& argv, const RunOptions& options = {});

@@ -127,12 +127,12 @@ TEST(Faults, PythonSigintEndsAsWithoutGtrace) {
   RunOptions plain;
   plain.unset_env = {"LD_PRELOAD", "NVTX_INJECTION64_PATH"};
   plain.signal_to_send = SIGINT;
-  plain.signal_after_ms = 1500;
+  plain.signal_after_output = "ready\n";
   RunResult without = RunProgram({"python3", script, "sigint"}, plain);
   TempDir dir;
   RunOptions o = test::TracedRun(dir);
   o.signal_to_send = SIGINT;
-  o.signal_after_ms = 1500;
+  o.signal_after_output = "ready\n";
   RunResult with = RunProgram({"python3", script, "sigint"}, o);
   EXPECT_EQ(with.exit_code, without.exit_code);
   EXPECT_EQ(with.term_signal, without.term_signal);

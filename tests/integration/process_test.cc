@@ -89,6 +89,7 @@ RunOptions Holding(const TempDir& dir, int signal, int after_ms) {
   RunOptions o = test::TracedRun(dir);
   o.env["GTRACE_FLUSH_MS"] = "50";
   o.signal_to_send = signal;
+  o.signal_after_output = "nvtx_threads: holding";  // all ranges are done; then `after_ms` more
   o.signal_after_ms = after_ms;
   return o;
 }
@@ -97,7 +98,7 @@ TEST(Process, SigtermKeepsEverythingAndStillKillsTheProcess) {
   TempDir dir;
   RunResult r = RunProgram({test::SamplePath("nvtx_threads"), "--threads", "2", "--iterations", "3", "--work-us", "100",
                      "--hold-ms", "10000"},
-                    Holding(dir, SIGTERM, 1500));
+                    Holding(dir, SIGTERM, 0));
   EXPECT_EQ(r.term_signal, SIGTERM);  // the default action still runs: same status as without gtrace
   EXPECT_EQ(r.exit_code, -1);
   std::vector<std::string> streams = dir.Find(".gtrace");
@@ -113,7 +114,7 @@ TEST(Process, SigkillKeepsWhatWasFlushed) {
   TempDir dir;
   RunResult r = RunProgram({test::SamplePath("nvtx_threads"), "--threads", "2", "--iterations", "3", "--work-us", "100",
                      "--hold-ms", "10000"},
-                    Holding(dir, SIGKILL, 1500));
+                    Holding(dir, SIGKILL, 500));
   EXPECT_EQ(r.term_signal, SIGKILL);
   std::vector<std::string> streams = dir.Find(".gtrace");
   ASSERT_EQ(streams.size(), 1u);

@@ -10,7 +10,7 @@ for s in $exported; do
   case " $allowed " in *" $s "*) ;; *) echo "unexpected exported symbol: $s"; bad=1 ;; esac
 done
 for s in InitializeInjectionNvtx2 InitializeInjectionNvtxExtension; do
-  echo "$exported" | grep -qx "$s" || { echo "missing entry point: $s"; bad=1; }
+  grep -qx "$s" <<<"$exported" || { echo "missing entry point: $s"; bad=1; }
 done
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 for n in $needed; do
