@@ -17,6 +17,8 @@
 
 #include "gtrace.pb.h"
 #include "schema/status.h"
+#include "tools/export/clock_align.h"
+#include "tools/export/session_plan.h"
 #include "tools/export/sqlite_db.h"
 
 namespace gt::exporter {
@@ -43,7 +45,9 @@ struct StreamContext {
   schema::StreamHeader header;
   uint32_t pid = 0;
   uint32_t hw_id = 0;
-  int64_t offset_ns = 0;  // session-relative ns = stream clock ns + offset_ns
+  int64_t offset_ns = 0;  // session-relative ns = stream clock ns + offset_ns (+ correction)
+  ClockCorrection correction;  // cross-host clock alignment (clock_align.h); zero when not aligned
+  ClockPairFit clock_pairs;    // the stream's clock pairs (header + snapshots), for GTRACE_RANKS
   std::unordered_map<uint64_t, std::string> strings;  // interned id -> text
   std::map<uint32_t, ThreadState> threads;
   uint64_t dropped_records = 0;
@@ -59,6 +63,7 @@ struct StreamContext {
   }
   int64_t ToSessionNs(uint64_t stream_ns) {
     int64_t rel = static_cast<int64_t>(stream_ns) + offset_ns;
+    if (!correction.is_zero()) rel = correction.Apply(rel);
     if (rel < 0) {
       ++clamped_timestamps;
       return 0;
@@ -77,6 +82,11 @@ struct ExportOptions {
   std::string output;
   std::vector<std::string> inputs;
   bool force = false;
+  // Set when this export is one part of a larger one (multi_export.h): the shared time base,
+  // host numbering and clock alignment (one placement per input), and a string table shared by
+  // the parts converted concurrently. Null: the inputs are the whole session.
+  const SessionPlan* plan = nullptr;
+  SharedStrings* shared_strings = nullptr;
 };
 
 class ExportContext {
