@@ -357,15 +357,13 @@ AlignResult EstimateAlignment(const AlignInput& in) {
       o.aligned_to = ref;
       o.drift_estimated = drift_ok[d];
     }
-    // A group without the reference domain rests on its own reference's clock pairs.
+    // A group without the reference domain rests on its own reference's clock pairs: the start
+    // pair mapping (NTP), plus a correction when the caller has one.
     uint32_t base = has_shared[d] ? ref : d;
     if (base != in.reference_domain) {
+      if (o.method != "collectives") o.method = "clock-pairs";
       const std::optional<ClockCorrection>* bp = base < in.clock_pair.size() ? &in.clock_pair[base] : nullptr;
-      if (bp != nullptr && bp->has_value()) {
-        c = o.method == "collectives" ? Combine(c, **bp) : **bp;
-        if (o.method != "collectives")
-          o.method = "clock-pairs";
-      }
+      if (bp != nullptr && bp->has_value()) c = o.method == "collectives" ? Combine(c, **bp) : **bp;
     }
     o.correction = c;
   }

@@ -12,8 +12,7 @@
 // estimator solves  min sum (t + c_d(t) - T(k))^2  over T and c_d, with c = 0 for a reference
 // domain per connected group of domains (alternating least squares from a median-based start,
 // with outliers beyond 6 robust sigmas dropped). Domains no collective connects to the reference
-// take the correction their clock pairs give (CLOCK_REALTIME's drift against CLOCK_MONOTONIC),
-// when the caller supplies one.
+// keep the mapping of their clock pairs (NTP), plus a correction the caller may supply.
 //
 // Pure computation, no I/O; any thread.
 #pragma once
@@ -64,8 +63,9 @@ struct AlignInput {
 
 struct DomainAlignment {
   ClockCorrection correction;
-  // "reference": left alone; "collectives": estimated from collective ends; "clock-pairs": from
-  // the clock pairs alone (no shared collective); "none": nothing to go by (correction 0).
+  // "reference": left alone; "collectives": estimated from collective ends; "clock-pairs": no
+  // collective connects it to the reference: mapped by its clock pairs alone (NTP; plus the
+  // caller's clock-pair correction when given); "none": not estimated.
   std::string method = "none";
   uint32_t aligned_to = 0;       // the domain whose clock this one was aligned to
   uint64_t anchors = 0;          // observations used (outliers excluded)

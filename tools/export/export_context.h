@@ -25,9 +25,15 @@ namespace gt::exporter {
 
 inline constexpr int64_t kVmIdLocal = int64_t{1} << 48;
 
+// The top 16 bits of a global id of host index `hw_id`: <hw:8><vm:8>. nsys writes vm 1 for local
+// processes; an export of more than 256 hosts carries hw_id / 256 in the vm byte (vm = 1 + hw_id /
+// 256), so that every process of a merged thousand-rank export keeps a distinct globalPid.
+inline int64_t HostBits(uint32_t hw_id) {
+  return static_cast<int64_t>((uint64_t{hw_id & 0xffu} << 56) | (uint64_t{(1u + (hw_id >> 8)) & 0xffu} << 48));
+}
+
 inline int64_t PackGlobalTid(uint32_t hw_id, uint32_t pid, uint32_t tid) {
-  return (static_cast<int64_t>(hw_id & 0xff) << 56) | kVmIdLocal | (static_cast<int64_t>(pid & 0xffffff) << 24) |
-         static_cast<int64_t>(tid & 0xffffff);
+  return HostBits(hw_id) | (static_cast<int64_t>(pid & 0xffffff) << 24) | static_cast<int64_t>(tid & 0xffffff);
 }
 
 struct ThreadState {

@@ -177,6 +177,11 @@ SessionPlan PlanSession(const std::vector<const schema::StreamHeader*>& headers)
       d.alignment.aligned_to = p.host_index;
     }
   }
+  // One clock domain: nothing to align; its clock is the reference and is left alone.
+  if (plan.domains.size() == 1) {
+    plan.aligned = true;
+    plan.domains[0].alignment.method = "reference";
+  }
   return plan;
 }
 

@@ -28,7 +28,7 @@ constexpr const char* kRanksDdl = R"sql(CREATE TABLE GTRACE_RANKS (
     residualMaxNs               INTEGER,                               -- Largest of those deviations (ns).
     alignErrorNs                INTEGER,                               -- Statistical error of its clock domain's correction (ns).
     clockPairs                  INTEGER   NOT NULL,                    -- Clock pairs in the stream used for the drift fit (header + snapshots >= 0.9 s apart).
-    realtimeDriftPpb            INTEGER,                               -- Slope of CLOCK_REALTIME - CLOCK_MONOTONIC over them (ns/s); NULL under 3 pairs or 2 s.
+    realtimeDriftPpb            INTEGER,                               -- Slope of CLOCK_REALTIME - CLOCK_MONOTONIC over them (ns/s; nonzero: the wall clock was stepped or slewed apart); NULL under 3 pairs or 2 s.
     sessionId                   TEXT      NOT NULL                     -- Shared by every database of one export.
 ))sql";
 
