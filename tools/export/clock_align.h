@@ -73,7 +73,7 @@ struct DomainAlignment {
   uint64_t instances = 0;        // instances shared with other domains
   int64_t residual_rms_ns = 0;   // RMS of this domain's anchor residuals after alignment
   int64_t stderr_ns = 0;         // statistical error of the correction (rms / sqrt(instances))
-  bool drift_estimated = false;  // false: too short a span (< kMinDriftSpanNs) for a drift
+  bool drift_estimated = false;  // false: too short a span (< kMinDriftSpanNs) or too few instances
 };
 
 struct ProcessResidual {
@@ -88,7 +88,9 @@ struct AlignResult {
   uint32_t iterations = 0;
 };
 
-inline constexpr int64_t kMinDriftSpanNs = 1000000000;  // 1 s of anchors before a drift is fitted
+// Anchors must span this long (and 8 shared instances) before a drift is fitted: over shorter
+// spans the slope is noise, and it is extrapolated over the whole stream.
+inline constexpr int64_t kMinDriftSpanNs = 200000000;
 
 AlignResult EstimateAlignment(const AlignInput& input);
 

@@ -44,7 +44,7 @@ constexpr const char* kAlignmentDdl = R"sql(CREATE TABLE GTRACE_CLOCK_ALIGNMENT 
     offsetNs                    INTEGER   NOT NULL,                    -- Correction at refNs (ns).
     driftPpb                    INTEGER   NOT NULL,                    -- Its growth (ns per s).
     refNs                       INTEGER   NOT NULL,                    -- Session ns, before alignment.
-    driftEstimated              INTEGER   NOT NULL,                    -- 0: anchors spanned < 1 s (or < 8 instances); drift not fitted.
+    driftEstimated              INTEGER   NOT NULL,                    -- 0: anchors spanned < 200 ms (or < 8 instances); drift not fitted.
     anchors                     INTEGER   NOT NULL,                    -- Collective ends in instances shared with other domains.
     outliers                    INTEGER   NOT NULL,                    -- Ends dropped as outliers (> 6 robust sigmas).
     instances                   INTEGER   NOT NULL,                    -- Collective instances shared with other domains.

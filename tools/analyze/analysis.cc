@@ -1,0 +1,670 @@
+#include "tools/analyze/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include "tools/analyze/gpu_time.h"
+#include "tools/analyze/steps.h"
+#include "tools/stats/database.h"
+
+namespace gt::analyze {
+namespace {
+
+using stats::Database;
+using stats::Statement;
+
+constexpr int64_t kPidMask = -16777216;  // globalTid -> globalPid
+constexpr int64_t kNone = INT64_MIN;
+
+Status ForEach(Database& db, const std::string& sql, const std::function<void(Statement&)>& row) {
+  Statement st;
+  Status s = db.Prepare(sql, &st);
+  if (!s.ok())
+    return s;
+  while (true) {
+    bool has = false;
+    if (!(s = st.Step(&has)).ok())
+      return s;
+    if (!has)
+      return Status::Ok();
+    row(st);
+  }
+}
+
+struct Op {
+  uint32_t comm = 0;  // interned commId
+  uint32_t func = 0;  // interned name
+  uint64_t seq = 0;
+  uint64_t count = 0;
+  int64_t gpu_start = kNone, gpu_end = kNone, host = kNone;
+  int64_t Entry(bool gpu) const { return gpu ? gpu_start : host; }
+};
+
+struct RankData {
+  RankResult result;
+  size_t db = 0;
+  std::vector<Op> ops;
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // NVTX step ranges
+  std::vector<std::pair<int64_t, int64_t>> steps;   // analysed iterations
+  std::vector<int64_t> op_wait;                     // per op: wait for the last arriver (kNone: not shared)
+};
+
+class Analyzer {
+ public:
+  Analyzer(const AnalyzeOptions& o, Analysis* a) : o_(o), a_(a) {}
+
+  Status Run() {
+    if (o_.databases.empty())
+      return Status::Error("no database given");
+    for (const std::string& path : o_.databases) {
+      std::unique_ptr<Database> db;
+      Status st = Database::Open(path, &db);
+      if (!st.ok())
+        return st;
+      dbs_.push_back(std::move(db));
+    }
+    Status st;
+    for (size_t i = 0; i < dbs_.size(); ++i) {
+      if (!(st = ReadRanks(i)).ok())
+        return st;
+    }
+    std::sort(ranks_.begin(), ranks_.end(),
+              [](const RankData& x, const RankData& y) { return x.result.rank < y.result.rank; });
+    for (size_t r = 0; r < ranks_.size(); ++r)
+      by_gpid_[ranks_[r].result.global_pid] = r;
+    for (size_t i = 0; i < dbs_.size(); ++i) {
+      if (!(st = ReadOps(i)).ok())
+        return st;
+      if (!o_.step_range.empty() && !(st = ReadRanges(i)).ok())
+        return st;
+    }
+    Steps();
+    Instances();
+    StepTable();
+    if (!(st = Window()).ok())
+      return st;
+    for (size_t i = 0; i < dbs_.size(); ++i) {
+      if (!(st = GpuPass(i)).ok())
+        return st;
+    }
+    Pop();
+    for (RankData& r : ranks_)
+      a_->ranks.push_back(std::move(r.result));
+    return Status::Ok();
+  }
+
+ private:
+  // Ranks: GTRACE_RANKS (gtrace databases), else PROCESSES and MPI_RANKS (nsys's own).
+  Status ReadRanks(size_t i) {
+    Database& db = *dbs_[i];
+    Status st;
+    std::vector<RankData> found;
+    std::string session;
+    if (db.HasTable("GTRACE_RANKS")) {
+      st = ForEach(db, "SELECT globalPid, rank, localRank, hostName, sessionId FROM GTRACE_RANKS ORDER BY rowid",
+                   [&](Statement& q) {
+                     RankData r;
+                     r.db = i;
+                     r.result.global_pid = q.Int(0);
+                     r.result.rank = q.IsNull(1) ? -1 : static_cast<int32_t>(q.Int(1));
+                     r.result.local_rank = q.IsNull(2) ? -1 : static_cast<int32_t>(q.Int(2));
+                     r.result.host = q.Text(3);
+                     session = q.Text(4);
+                     found.push_back(std::move(r));
+                   });
+    } else if (db.HasTable("PROCESSES")) {
+      std::map<int64_t, int64_t> mpi;
+      if (db.HasTable("MPI_RANKS")) {
+        st = ForEach(db, "SELECT globalTid, rank FROM MPI_RANKS",
+                     [&](Statement& q) { mpi[q.Int(0) & kPidMask] = q.Int(1); });
+        if (!st.ok())
+          return st;
+      }
+      st = ForEach(db, "SELECT DISTINCT globalPid FROM PROCESSES ORDER BY globalPid", [&](Statement& q) {
+        RankData r;
+        r.db = i;
+        r.result.global_pid = q.Int(0);
+        auto it = mpi.find(r.result.global_pid);
+        r.result.rank = it != mpi.end() ? static_cast<int32_t>(it->second) : -1;
+        found.push_back(std::move(r));
+      });
+    } else {
+      return Status::Error(db.path() + ": no GTRACE_RANKS or PROCESSES table: not an export gtrace can analyze");
+    }
+    if (!st.ok())
+      return st;
+    if (i == 0) {
+      session_ = session;
+    } else if (session.empty() || session != session_) {
+      return Status::Error(db.path() + " and " + dbs_[0]->path() +
+                           " were exported separately (different sessions): their clocks are not on one time line. "
+                           "Merge them first: gtrace export " +
+                           dbs_[0]->path() + " " + db.path() + " ... -o merged.sqlite");
+    }
+    for (RankData& r : found) {
+      if (!seen_pids_.insert(r.result.global_pid).second) {
+        return Status::Error(db.path() + ": process " + std::to_string((r.result.global_pid >> 24) & 0xffffff) +
+                             " is in another input too");
+      }
+      ranks_.push_back(std::move(r));
+    }
+    // Processes without a launcher rank take the next free numbers, in input order.
+    int32_t next = 0;
+    for (const RankData& r : ranks_)
+      next = std::max(next, r.result.rank + 1);
+    for (RankData& r : ranks_) {
+      if (r.result.rank < 0)
+        r.result.rank = next++;
+    }
+    return Status::Ok();
+  }
+
+  uint32_t Intern(std::map<std::string, uint32_t>* m, std::vector<std::string>* names, const std::string& s) {
+    auto [it, added] = m->try_emplace(s, static_cast<uint32_t>(names->size()));
+    if (added)
+      names->push_back(s);
+    return it->second;
+  }
+
+  Status ReadOps(size_t i) {
+    Database& db = *dbs_[i];
+    if (!db.HasTable("GTRACE_NCCL_OPERATIONS"))
+      return Status::Ok();
+    return ForEach(db,
+                   "SELECT globalPid, commId, func, seqNumber, gpuStart, gpuEnd, apiStart, enqueueStart, count FROM "
+                   "GTRACE_NCCL_OPERATIONS WHERE kind = 'Coll' AND seqNumber IS NOT NULL AND commId IS NOT NULL",
+                   [&](Statement& q) {
+                     auto it = by_gpid_.find(q.Int(0));
+                     if (it == by_gpid_.end())
+                       return;
+                     Op op;
+                     op.comm = Intern(&comm_index_, &comm_names_, std::to_string(q.Int(1)));
+                     op.func = Intern(&func_index_, &funcs_, q.Text(2));
+                     op.seq = static_cast<uint64_t>(q.Int(3));
+                     op.gpu_start = q.IsNull(4) ? kNone : q.Int(4);
+                     op.gpu_end = q.IsNull(5) ? kNone : q.Int(5);
+                     op.host = !q.IsNull(6) ? q.Int(6) : q.IsNull(7) ? kNone : q.Int(7);
+                     op.count = static_cast<uint64_t>(q.Int(8));
+                     ranks_[it->second].ops.push_back(op);
+                   });
+  }
+
+  Status ReadRanges(size_t i) {
+    Database& db = *dbs_[i];
+    if (!db.HasTable("NVTX_EVENTS"))
+      return Status::Ok();
+    std::string name;
+    for (char c : o_.step_range)
+      name += c == '\'' ? std::string("''") : std::string(1, c);
+    return ForEach(db,
+                   "SELECT e.globalTid & " + std::to_string(kPidMask) +
+                       ", e.start, e.end FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId WHERE "
+                       "e.eventType IN (59, 60) AND e.end IS NOT NULL AND coalesce(e.text, s.value) = '" +
+                       name + "'",
+                   [&](Statement& q) {
+                     auto it = by_gpid_.find(q.Int(0));
+                     if (it != by_gpid_.end())
+                       ranks_[it->second].ranges.emplace_back(q.Int(1), q.Int(2));
+                   });
+  }
+
+  // Iterations of every rank: NVTX ranges, else the collective pattern.
+  void Steps() {
+    if (!o_.step_range.empty()) {
+      size_t with = 0;
+      for (RankData& r : ranks_) {
+        std::sort(r.ranges.begin(), r.ranges.end());
+        for (size_t k = o_.skip_steps; k < r.ranges.size(); ++k)
+          r.steps.push_back(r.ranges[k]);
+        with += r.ranges.empty() ? 0 : 1;
+      }
+      a_->step_source = "NVTX range '" + o_.step_range + "' (" + std::to_string(with) + " of " +
+                        std::to_string(ranks_.size()) + " ranks)";
+      if (with == 0)
+        a_->notes.push_back("no rank has an NVTX range named '" + o_.step_range + "'");
+      return;
+    }
+    const RankData* ref = nullptr;
+    for (const RankData& r : ranks_) {
+      if (!r.ops.empty()) {
+        ref = &r;
+        break;
+      }
+    }
+    if (ref == nullptr) {
+      a_->step_source = "none (no NVTX range named with --step-range and no NCCL collectives)";
+      return;
+    }
+    std::vector<const Op*> ops;
+    for (const Op& op : ref->ops) {
+      if (op.host != kNone)
+        ops.push_back(&op);
+    }
+    std::sort(ops.begin(), ops.end(), [](const Op* x, const Op* y) { return x->host < y->host; });
+    std::vector<uint64_t> sig;
+    std::vector<int64_t> t;
+    for (const Op* op : ops) {
+      sig.push_back((static_cast<uint64_t>(op->comm) * 1000003 + op->func) * 1000000007ULL ^ op->count);
+      t.push_back(op->host);
+    }
+    StepPattern p = FindStepPattern(sig, t);
+    if (!p.found) {
+      a_->step_source = "none (collective pattern: " + p.reason + ")";
+      return;
+    }
+    a_->step_source = "collective pattern of rank " + std::to_string(ref->result.rank) + ": " +
+                      std::to_string(p.period) + " collective(s) per iteration, from " + funcs_[ops[p.phase]->func] +
+                      " #" + std::to_string(ops[p.phase]->seq);
+    // Boundary instances (communicator, function, sequence number); each rank's iteration runs
+    // from its entry into one to its entry into the next.
+    std::vector<std::tuple<uint32_t, uint32_t, uint64_t>> bounds;
+    for (size_t i = p.phase; i < ops.size(); i += p.period)
+      bounds.emplace_back(ops[i]->comm, ops[i]->func, ops[i]->seq);
+    for (RankData& r : ranks_) {
+      std::map<std::tuple<uint32_t, uint32_t, uint64_t>, int64_t> entry;
+      bool gpu = std::all_of(r.ops.begin(), r.ops.end(), [](const Op& op) { return op.gpu_start != kNone; });
+      for (const Op& op : r.ops)
+        entry[{op.comm, op.func, op.seq}] = op.Entry(gpu);
+      std::vector<int64_t> at;
+      for (const auto& b : bounds) {
+        auto it = entry.find(b);
+        if (it == entry.end() || it->second == kNone)
+          break;
+        at.push_back(it->second);
+      }
+      for (size_t k = o_.skip_steps; k + 1 < at.size(); ++k)
+        r.steps.emplace_back(at[k], at[k + 1]);
+    }
+  }
+
+  // Collective instances: who entered when, who was last, how long the others waited.
+  void Instances() {
+    bool any_ops = false;
+    bool all_gpu = true;
+    for (const RankData& r : ranks_) {
+      for (const Op& op : r.ops) {
+        any_ops = true;
+        all_gpu &= op.gpu_start != kNone;
+      }
+    }
+    if (!any_ops) {
+      a_->notes.push_back("no NCCL collectives (GTRACE_NCCL_OPERATIONS): no straggler analysis");
+      return;
+    }
+    bool gpu = all_gpu;
+    a_->entry_source = gpu ? "gpu" : "host";
+    struct Arrival {
+      uint32_t rank_index;
+      uint32_t op_index;
+      int64_t entry, end;
+    };
+    std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint32_t> index;
+    std::vector<std::vector<Arrival>> arrivals;
+    for (uint32_t r = 0; r < ranks_.size(); ++r) {
+      ranks_[r].op_wait.assign(ranks_[r].ops.size(), kNone);
+      for (uint32_t k = 0; k < ranks_[r].ops.size(); ++k) {
+        const Op& op = ranks_[r].ops[k];
+        int64_t e = op.Entry(gpu);
+        if (e == kNone)
+          continue;
+        auto [it, added] = index.try_emplace({op.comm, op.func, op.seq}, static_cast<uint32_t>(arrivals.size()));
+        if (added)
+          arrivals.emplace_back();
+        arrivals[it->second].push_back({r, k, e, op.gpu_end});
+      }
+    }
+    std::vector<std::pair<int64_t, uint32_t>> order;
+    for (uint32_t k = 0; k < arrivals.size(); ++k) {
+      std::vector<Arrival>& v = arrivals[k];
+      if (v.size() < 2)
+        continue;
+      InstanceResult in;
+      auto last =
+          std::max_element(v.begin(), v.end(), [](const Arrival& x, const Arrival& y) { return x.entry < y.entry; });
+      auto first =
+          std::min_element(v.begin(), v.end(), [](const Arrival& x, const Arrival& y) { return x.entry < y.entry; });
+      const Op& op = ranks_[first->rank_index].ops[first->op_index];
+      in.comm_id = static_cast<uint64_t>(std::stoll(comm_names_[op.comm]));
+      in.func = funcs_[op.func];
+      in.seq = op.seq;
+      in.ranks = static_cast<uint32_t>(v.size());
+      in.first_rank = ranks_[first->rank_index].result.rank;
+      in.last_rank = ranks_[last->rank_index].result.rank;
+      in.first_entry_ns = first->entry;
+      in.last_entry_ns = last->entry;
+      for (const Arrival& x : v) {
+        int64_t w = last->entry - x.entry;
+        in.total_wait_ns += w;
+        in.end_ns = std::max(in.end_ns, x.end);
+        RankData& rd = ranks_[x.rank_index];
+        rd.op_wait[x.op_index] = w;
+        rd.result.waited_ns += w;
+        ++rd.result.collectives;
+      }
+      RankResult& lr = ranks_[last->rank_index].result;
+      ++lr.times_last;
+      lr.wait_caused_ns += in.total_wait_ns;
+      order.emplace_back(in.first_entry_ns, static_cast<uint32_t>(a_->instances.size()));
+      a_->instances.push_back(std::move(in));
+      if (o_.keep_entries) {
+        for (const Arrival& x : v) {
+          a_->entries.push_back({static_cast<uint32_t>(a_->instances.size() - 1), ranks_[x.rank_index].result.rank,
+                                 x.entry, last->entry - x.entry});
+        }
+      }
+    }
+    // Time order (entries keep their instance numbers valid through the permutation).
+    std::sort(order.begin(), order.end());
+    std::vector<InstanceResult> sorted;
+    std::vector<uint32_t> new_index(a_->instances.size());
+    for (const auto& [t, k] : order) {
+      new_index[k] = static_cast<uint32_t>(sorted.size());
+      sorted.push_back(std::move(a_->instances[k]));
+    }
+    a_->instances = std::move(sorted);
+    for (Entry& e : a_->entries)
+      e.instance = new_index[e.instance];
+    std::sort(a_->entries.begin(), a_->entries.end(), [](const Entry& x, const Entry& y) {
+      return x.instance != y.instance ? x.instance < y.instance : x.rank < y.rank;
+    });
+  }
+
+  // Per iteration across ranks: spread, and the rank the others waited for.
+  void StepTable() {
+    size_t common = SIZE_MAX;
+    size_t with = 0;
+    for (const RankData& r : ranks_) {
+      if (r.steps.empty())
+        continue;
+      ++with;
+      common = std::min(common, r.steps.size());
+    }
+    if (with == 0)
+      return;
+    if (with < ranks_.size()) {
+      a_->notes.push_back(std::to_string(ranks_.size() - with) +
+                          " rank(s) have no iterations; left out of the step tables");
+    }
+    std::vector<std::vector<int64_t>> wait(ranks_.size());
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      RankData& rd = ranks_[r];
+      wait[r].assign(rd.steps.size(), 0);
+      bool gpu = a_->entry_source == "gpu";
+      for (size_t k = 0; k < rd.ops.size(); ++k) {
+        if (rd.op_wait.empty() || rd.op_wait[k] == kNone)
+          continue;
+        int64_t e = rd.ops[k].Entry(gpu);
+        auto it = std::upper_bound(rd.steps.begin(), rd.steps.end(), std::make_pair(e, INT64_MAX));
+        if (it == rd.steps.begin())
+          continue;
+        size_t s = static_cast<size_t>(it - rd.steps.begin()) - 1;
+        if (e < rd.steps[s].second)
+          wait[r][s] += rd.op_wait[k];
+      }
+    }
+    for (size_t k = 0; k < common; ++k) {
+      StepResult s;
+      s.index = static_cast<uint32_t>(k + o_.skip_steps);
+      s.start_ns = INT64_MAX;
+      std::vector<int64_t> dur, work;
+      int64_t best_work = INT64_MIN;
+      for (size_t r = 0; r < ranks_.size(); ++r) {
+        RankData& rd = ranks_[r];
+        if (rd.steps.size() <= k)
+          continue;
+        int64_t d = rd.steps[k].second - rd.steps[k].first;
+        int64_t w = d - wait[r][k];
+        s.start_ns = std::min(s.start_ns, rd.steps[k].first);
+        dur.push_back(d);
+        work.push_back(w);
+        rd.result.steps++;
+        rd.result.step_total_ns += d;
+        rd.result.wait_total_ns += wait[r][k];
+        if (w > best_work) {
+          best_work = w;
+          s.slowest_rank = rd.result.rank;
+        }
+      }
+      s.ranks = static_cast<uint32_t>(dur.size());
+      std::sort(dur.begin(), dur.end());
+      std::sort(work.begin(), work.end());
+      s.min_ns = dur.front();
+      s.max_ns = dur.back();
+      s.median_ns = dur[dur.size() / 2];
+      s.slowest_work_ns = best_work;
+      s.median_work_ns = work[work.size() / 2];
+      for (RankData& rd : ranks_) {
+        if (rd.result.rank == s.slowest_rank)
+          ++rd.result.times_slowest;
+      }
+      a_->steps.push_back(s);
+    }
+    // The window: the analysed iterations, common to every rank.
+    int64_t w0 = INT64_MAX, w1 = INT64_MIN;
+    for (const RankData& rd : ranks_) {
+      if (rd.steps.empty())
+        continue;
+      w0 = std::min(w0, rd.steps.front().first);
+      w1 = std::max(w1, rd.steps[common - 1].second);
+    }
+    window_ = {w0, w1};
+  }
+
+  Status Window() {
+    if (window_.second > window_.first)
+      return Status::Ok();
+    // No iterations: the span of all GPU activity.
+    int64_t w0 = INT64_MAX, w1 = INT64_MIN;
+    for (auto& db : dbs_) {
+      for (const char* t : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+        if (!db->HasTable(t))
+          continue;
+        Status st = ForEach(*db, std::string("SELECT min(start), max(end) FROM ") + t, [&](Statement& q) {
+          if (q.IsNull(0))
+            return;
+          w0 = std::min(w0, q.Int(0));
+          w1 = std::max(w1, q.Int(1));
+        });
+        if (!st.ok())
+          return st;
+      }
+    }
+    if (w1 > w0) {
+      window_ = {w0, w1};
+      a_->notes.push_back("no iterations: POP factors and gaps over the span of all GPU activity");
+    }
+    return Status::Ok();
+  }
+
+  void FinishRank(size_t r, std::vector<Interval>* iv, bool has_comm_kernels) {
+    RankData& rd = ranks_[r];
+    if (!has_comm_kernels) {
+      // Plugin-only traces: NCCL kernels are the operations' GPU spans.
+      for (const Op& op : rd.ops) {
+        if (op.gpu_start != kNone && op.gpu_end != kNone)
+          iv->push_back({op.gpu_start, op.gpu_end, true});
+      }
+    }
+    if (iv->empty())
+      return;
+    GpuTimeOptions go;
+    go.window_start_ns = window_.first;
+    go.window_end_ns = window_.second;
+    go.gap_min_ns = o_.gap_min_ns;
+    go.keep_gaps = o_.top;
+    go.bins = o_.heatmap_bins;
+    GpuTime t = MeasureGpuTime(iv, go);
+    RankResult& res = rd.result;
+    res.has_gpu = true;
+    res.compute_ns = t.compute_ns;
+    res.comm_ns = t.comm_ns;
+    res.busy_ns = t.busy_ns;
+    res.overlap_ns = t.overlap_ns;
+    res.idle_ns = t.idle_ns;
+    res.gaps = t.gaps;
+    res.gap_ns = t.gap_ns;
+    res.largest_gap_ns = t.largest.duration_ns;
+    res.largest_gap_start_ns = t.largest.start_ns;
+    res.bin_busy_ns = std::move(t.bin_busy_ns);
+    for (const GpuGap& g : t.top_gaps)
+      a_->top_gaps.push_back({res.rank, g.start_ns, g.duration_ns});
+    std::sort(a_->top_gaps.begin(), a_->top_gaps.end(),
+              [](const GapResult& x, const GapResult& y) { return x.duration_ns > y.duration_ns; });
+    if (a_->top_gaps.size() > o_.top)
+      a_->top_gaps.resize(o_.top);
+  }
+
+  // GPU activity of database i, one rank at a time: rows come grouped by process in gtrace's
+  // databases; if they are not, the kernels are read again sorted by process.
+  Status GpuPass(size_t i) {
+    if (window_.second <= window_.first)
+      return Status::Ok();
+    Database& db = *dbs_[i];
+    std::set<int64_t> nccl_names;
+    Status st = ForEach(db, "SELECT id FROM StringIds WHERE value LIKE '%nccl%'",
+                        [&](Statement& q) { nccl_names.insert(q.Int(0)); });
+    if (!st.ok())
+      return st;
+    std::unordered_map<int64_t, std::vector<Interval>> copies;  // memcpy / memset, by process
+    for (const char* t : {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+      if (!db.HasTable(t))
+        continue;
+      st = ForEach(db, std::string("SELECT globalPid, start, end FROM ") + t, [&](Statement& q) {
+        copies[q.Int(0)].push_back({q.Int(1), q.Int(2), false});
+      });
+      if (!st.ok())
+        return st;
+    }
+    std::set<size_t> done;
+    auto finish = [&](size_t r, std::vector<Interval>* iv, bool comm) {
+      auto c = copies.find(ranks_[r].result.global_pid);
+      if (c != copies.end())
+        iv->insert(iv->end(), c->second.begin(), c->second.end());
+      FinishRank(r, iv, comm);
+      done.insert(r);
+    };
+    bool has_kernels = db.HasTable("CUPTI_ACTIVITY_KIND_KERNEL");
+    for (const char* order : {"", " ORDER BY globalPid"}) {
+      bool regrouped = false;
+      size_t cur = SIZE_MAX;
+      std::vector<Interval> iv;
+      bool comm = false;
+      if (has_kernels) {
+        st = ForEach(db, std::string("SELECT globalPid, start, end, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL") + order,
+                     [&](Statement& q) {
+                       if (regrouped)
+                         return;
+                       auto it = by_gpid_.find(q.Int(0));
+                       if (it == by_gpid_.end())
+                         return;
+                       if (it->second != cur) {
+                         if (cur != SIZE_MAX)
+                           finish(cur, &iv, comm);
+                         if (done.count(it->second) != 0) {
+                           regrouped = true;
+                           return;
+                         }
+                         cur = it->second;
+                         iv.clear();
+                         comm = false;
+                       }
+                       bool c = nccl_names.count(q.Int(3)) != 0;
+                       comm |= c;
+                       iv.push_back({q.Int(1), q.Int(2), c});
+                     });
+        if (!st.ok())
+          return st;
+      }
+      if (regrouped) {
+        // Undo this database's partial results and read again in process order.
+        std::set<int32_t> undone;
+        for (size_t r : done) {
+          ranks_[r].result = Reset(ranks_[r].result);
+          undone.insert(ranks_[r].result.rank);
+        }
+        std::erase_if(a_->top_gaps, [&](const GapResult& g) { return undone.count(g.rank) != 0; });
+        done.clear();
+        continue;
+      }
+      if (cur != SIZE_MAX)
+        finish(cur, &iv, comm);
+      break;
+    }
+    // Ranks of this database without kernels (copies only, or plugin-only NCCL).
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      if (ranks_[r].db != i || done.count(r) != 0)
+        continue;
+      std::vector<Interval> iv;
+      finish(r, &iv, false);
+    }
+    return Status::Ok();
+  }
+
+  static RankResult Reset(const RankResult& r) {
+    RankResult out = r;
+    out.has_gpu = false;
+    out.compute_ns = out.comm_ns = out.busy_ns = out.overlap_ns = out.idle_ns = 0;
+    out.gaps = 0;
+    out.gap_ns = out.largest_gap_ns = out.largest_gap_start_ns = 0;
+    out.bin_busy_ns.clear();
+    return out;
+  }
+
+  void Pop() {
+    PopResult& p = a_->pop;
+    p.window_start_ns = window_.first;
+    p.window_ns = window_.second - window_.first;
+    double sum_c = 0, sum_b = 0, max_c = 0, comm = 0, overlap = 0;
+    for (const RankData& r : ranks_) {
+      if (!r.result.has_gpu)
+        continue;
+      ++p.ranks;
+      sum_c += static_cast<double>(r.result.compute_ns);
+      sum_b += static_cast<double>(r.result.busy_ns);
+      max_c = std::max(max_c, static_cast<double>(r.result.compute_ns));
+      comm += static_cast<double>(r.result.comm_ns);
+      overlap += static_cast<double>(r.result.overlap_ns);
+    }
+    if (p.ranks == 0 || p.window_ns <= 0 || max_c <= 0 || sum_b <= 0) {
+      a_->notes.push_back("no GPU activity in the window: no POP factors");
+      return;
+    }
+    double n = p.ranks, w = static_cast<double>(p.window_ns);
+    p.valid = true;
+    p.mean_compute_ns = std::llround(sum_c / n);
+    p.max_compute_ns = std::llround(max_c);
+    p.mean_busy_ns = std::llround(sum_b / n);
+    p.load_balance = sum_c / n / max_c;
+    p.communication = max_c / (sum_b / n);
+    p.orchestration = sum_b / n / w;
+    p.parallel = p.load_balance * p.communication * p.orchestration;
+    p.overlap = comm > 0 ? overlap / comm : 0;
+    a_->heat_start_ns = window_.first;
+    a_->heat_bin_ns = o_.heatmap_bins > 0 ? p.window_ns / o_.heatmap_bins : 0;
+  }
+
+  const AnalyzeOptions& o_;
+  Analysis* a_;
+  std::vector<std::unique_ptr<Database>> dbs_;
+  std::string session_;
+  std::set<int64_t> seen_pids_;
+  std::vector<RankData> ranks_;
+  std::unordered_map<int64_t, size_t> by_gpid_;
+  std::map<std::string, uint32_t> comm_index_, func_index_;
+  std::vector<std::string> comm_names_, funcs_;
+  std::pair<int64_t, int64_t> window_{0, 0};
+};
+
+}  // namespace
+
+Status RunAnalysis(const AnalyzeOptions& options, Analysis* out) {
+  Analyzer a(options, out);
+  return a.Run();
+}
+
+}  // namespace gt::analyze
