@@ -19,16 +19,26 @@ constexpr ColumnRule kCudaEvent[] = {{"timestamp", K::kTimeOrZero}, {"deviceId",
                                      {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
                                      {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
                                      {"eventId", K::kPlain}, {"eventSyncId", K::kPlain}};
-constexpr ColumnRule kDiagnostic[] = {{"timestamp", K::kTime}, {"globalPid", K::kGlobalId}};
-constexpr ColumnRule kGpuActivity[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
-                                       {"contextId", K::kPlain}, {"greenContextId", K::kPlain},
-                                       {"streamId", K::kPlain}, {"correlationId", K::kPlain},
-                                       {"globalPid", K::kGlobalId}, {"eventId", K::kPlain},
-                                       {"eventSyncId", K::kPlain}, {"graphNodeId", K::kPlain},
-                                       {"srcDeviceId", K::kPlain}, {"srcContextId", K::kPlain},
-                                       {"dstDeviceId", K::kPlain}, {"dstContextId", K::kPlain},
-                                       {"deprecatedSrcId", K::kPlain}, {"graphId", K::kPlain},
-                                       {"graphExecId", K::kPlain}, {"gridId", K::kPlain}};
+constexpr ColumnRule kDiagnostic[] = {{"timestamp", K::kTime}, {"timestampType", K::kPlain},
+                                     {"globalPid", K::kGlobalId}};
+constexpr ColumnRule kSync[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+                                {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
+                                {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId}, {"eventId", K::kPlain},
+                                {"eventSyncId", K::kPlain}};
+constexpr ColumnRule kMemset[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+                                  {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
+                                  {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
+                                  {"graphNodeId", K::kPlain}};
+constexpr ColumnRule kMemcpy[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+                                  {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
+                                  {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
+                                  {"deprecatedSrcId", K::kPlain}, {"srcDeviceId", K::kPlain},
+                                  {"srcContextId", K::kPlain}, {"dstDeviceId", K::kPlain}, {"dstContextId", K::kPlain},
+                                  {"graphNodeId", K::kPlain}};
+constexpr ColumnRule kGraphTrace[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+                                      {"contextId", K::kPlain}, {"greenContextId", K::kPlain},
+                                      {"streamId", K::kPlain}, {"correlationId", K::kPlain},
+                                      {"globalPid", K::kGlobalId}, {"graphId", K::kPlain}, {"graphExecId", K::kPlain}};
 constexpr ColumnRule kKernel[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
                                   {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
                                   {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
@@ -37,7 +47,9 @@ constexpr ColumnRule kKernel[] = {{"start", K::kTime}, {"end", K::kTime}, {"devi
                                   {"graphId", K::kPlain}};
 constexpr ColumnRule kOverhead[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
                                     {"correlationId", K::kPlain}, {"nameId", K::kStringId}};
-constexpr ColumnRule kProcesses[] = {{"globalPid", K::kGlobalId}};
+constexpr ColumnRule kProfilerOverhead[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
+                                            {"nameId", K::kStringId}};
+constexpr ColumnRule kProcesses[] = {{"globalPid", K::kGlobalId}, {"pid", K::kPlain}};
 constexpr ColumnRule kRuntime[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
                                    {"correlationId", K::kPlain}, {"nameId", K::kStringId},
                                    {"callchainId", K::kCallchainId}};
@@ -77,14 +89,15 @@ constexpr ColumnRule kNcclEvents[] = {{"globalPid", K::kGlobalId}, {"eventId", K
                                       {"parentId", K::kPlain}, {"groupId", K::kPlain}, {"channelId", K::kPlain},
                                       {"gpuStart", K::kTime}, {"gpuEnd", K::kTime},
                                       {"gpuStartRaw", K::kPlain}, {"gpuEndRaw", K::kPlain},
-                                      {"proxyPid", K::kPlain}};
+                                      {"proxyPid", K::kPlain}, {"isSend", K::kPlain}};
 constexpr ColumnRule kNcclStates[] = {{"globalPid", K::kGlobalId}, {"eventId", K::kPlain},
-                                      {"timestamp", K::kTime}, {"globalTid", K::kGlobalId}};
+                                      {"timestamp", K::kTime}, {"globalTid", K::kGlobalId},
+                                      {"appendedProxyOps", K::kPlain}};
 constexpr ColumnRule kNcclOps[] = {{"globalPid", K::kGlobalId}, {"eventId", K::kPlain}, {"commId", K::kPlain},
                                    {"apiStart", K::kTime}, {"apiEnd", K::kTime}, {"apiGlobalTid", K::kGlobalId},
                                    {"enqueueStart", K::kTime}, {"enqueueEnd", K::kTime},
                                    {"globalTid", K::kGlobalId}, {"gpuStart", K::kTime}, {"gpuEnd", K::kTime},
-                                   {"proxyEnd", K::kTime}};
+                                   {"proxyEnd", K::kTime}, {"sendBytes", K::kPlain}};
 // baseOffset / correction are differences of clocks, not times; windowStart/End are times.
 constexpr ColumnRule kNcclClock[] = {{"globalPid", K::kGlobalId}, {"windowStart", K::kTime},
                                      {"windowEnd", K::kTime}, {"baseOffset", K::kPlain},
@@ -108,11 +121,11 @@ constexpr TableRule kRules[] = {
     {"ANALYSIS_DETAILS", TableMode::kSpecial, "", kEmpty},
     {"CUPTI_ACTIVITY_KIND_CUDA_EVENT", TableMode::kCopy, "globalPid", R(kCudaEvent)},
     {"DIAGNOSTIC_EVENT", TableMode::kCopy, "globalPid", R(kDiagnostic)},
-    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", TableMode::kCopy, "globalPid", R(kGpuActivity)},
-    {"PROFILER_OVERHEAD", TableMode::kCopy, "globalTid", R(kOverhead)},
+    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", TableMode::kCopy, "globalPid", R(kSync)},
+    {"PROFILER_OVERHEAD", TableMode::kCopy, "globalTid", R(kProfilerOverhead)},
     {"CUPTI_ACTIVITY_KIND_OVERHEAD", TableMode::kCopy, "globalTid", R(kOverhead)},
-    {"CUPTI_ACTIVITY_KIND_MEMSET", TableMode::kCopy, "globalPid", R(kGpuActivity)},
-    {"CUPTI_ACTIVITY_KIND_MEMCPY", TableMode::kCopy, "globalPid", R(kGpuActivity)},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", TableMode::kCopy, "globalPid", R(kMemset)},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", TableMode::kCopy, "globalPid", R(kMemcpy)},
     {"CUPTI_ACTIVITY_KIND_KERNEL", TableMode::kCopy, "globalPid", R(kKernel)},
     {"PROCESSES", TableMode::kCopy, "globalPid", R(kProcesses)},
     {"CUPTI_ACTIVITY_KIND_RUNTIME", TableMode::kCopy, "globalTid", R(kRuntime)},
@@ -124,7 +137,7 @@ constexpr TableRule kRules[] = {
     {"TARGET_INFO_GPU", TableMode::kSpecial, "", kEmpty},
     {"TARGET_INFO_CUDA_DEVICE", TableMode::kCopy, "", R(kCudaDevice)},
     {"TARGET_INFO_CUDA_CONTEXT_INFO", TableMode::kCopy, "", R(kContextInfo)},
-    {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", TableMode::kCopy, "globalPid", R(kGpuActivity)},
+    {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", TableMode::kCopy, "globalPid", R(kGraphTrace)},
     {"CUDA_GRAPH_EVENTS", TableMode::kCopy, "globalTid", R(kGraphEvents)},
     {"CUDA_CALLCHAINS", TableMode::kCopy, "", R(kCallchains)},
     {"GPU_METRICS", TableMode::kCopy, "typeId", R(kGpuMetrics)},
