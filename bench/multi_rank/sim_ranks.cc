@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "tests/common/rank_simulator.h"
@@ -63,8 +64,16 @@ int main(int argc, char** argv) {
     c.ntp_offset_ns.push_back(h == 0 ? 0 : static_cast<int64_t>(sign * offset_us * 1000.0 * (1 + h % 5) / 5));
     c.drift_ppb.push_back(h == 0 ? 0 : static_cast<int64_t>(sign * drift_ppm * 1000.0 * (1 + h % 3) / 3));
   }
+  std::error_code ec;
+  std::filesystem::create_directories(argv[1], ec);
   gt::test::SimTruth t;
   gt::test::SimulateRanks(c, argv[1], &t);
+  for (const std::string& p : t.paths) {
+    if (!std::filesystem::exists(p)) {
+      std::fprintf(stderr, "sim_ranks: could not write %s\n", p.c_str());
+      return 1;
+    }
+  }
   std::printf("ranks=%u hosts=%u steps=%u records=%llu kernels=%llu nccl_records=%llu window_ns=%lld\n", c.ranks, hosts,
               c.steps, static_cast<unsigned long long>(t.records), static_cast<unsigned long long>(t.kernels),
               static_cast<unsigned long long>(t.nccl_records), static_cast<long long>(t.window_ns));

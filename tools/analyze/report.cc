@@ -45,24 +45,24 @@ std::string HostOf(const Analysis& a, int32_t rank) {
 Table Summary(const Analysis& a) {
   Table t{"summary", "Multi-Rank Efficiency (POP model)", {Txt("Metric"), Num("Value"), Txt("Definition")}, {}};
   const PopResult& p = a.pop;
-  auto row = [&](const char* m, Cell v, const char* d) { t.rows.push_back({Cell::Text(m), v, Cell::Text(d)}); };
+  auto row = [&](const char* m, Cell v, const std::string& d) {
+    t.rows.push_back({Cell::Text(m), v, Cell::Text(d)});
+  };
   auto pct = [&](double x) { return p.valid ? Pct(x) : Cell::Null(); };
   row("Parallel efficiency (%)", pct(p.parallel), "LB x CE x OE = mean(compute) / window");
   row("  Load balance (%)", pct(p.load_balance), "mean(compute) / max(compute) over ranks");
   row("  Communication efficiency (%)", pct(p.communication), "max(compute) / mean(GPU busy)");
   row("  Orchestration efficiency (%)", pct(p.orchestration), "mean(GPU busy) / window: GPU idle = host gave no work");
   row("Communication overlapped (%)", pct(p.overlap), "NCCL kernel time during computation / NCCL kernel time");
-  row("Ranks", Cell::Text(std::to_string(p.ranks) + " with GPU activity of " + std::to_string(a.ranks.size())), "");
-  row("Window", Cell::Text(std::to_string(p.window_ns) + " ns from " + std::to_string(p.window_start_ns)),
-      "the analysed iterations, all ranks");
-  row("Iterations", Cell::Text(std::to_string(a.steps.size()) + ": " + a.step_source), "");
-  row("Collective entry",
-      Cell::Text(a.entry_source.empty()    ? "-"
-                 : a.entry_source == "gpu" ? "NCCL kernel start (GPU)"
-                                           : "NCCL API call (host)"),
-      "when a rank counts as having entered a collective");
-  for (const std::string& n : a.notes)
-    row("Note", Cell::Text(n), "");
+  row("Ranks", Cell::Int(p.ranks), "with GPU activity, of " + std::to_string(a.ranks.size()));
+  row("Window (ns)", Cell::Int(p.window_ns),
+      "from " + std::to_string(p.window_start_ns) + " ns: the analysed iterations of all ranks");
+  row("Iterations", Cell::Int(static_cast<int64_t>(a.steps.size())), a.step_source);
+  row("Collective entry", Cell::Null(),
+      a.entry_source.empty()    ? "-"
+      : a.entry_source == "gpu" ? "a rank enters a collective when its NCCL kernel starts (GPU)"
+                                : "a rank enters a collective when it calls NCCL (host)");
+  for (const std::string& n : a.notes) row("Note", Cell::Null(), n);
   return t;
 }
 
