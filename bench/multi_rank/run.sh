@@ -37,6 +37,10 @@ for r in $(seq "$REPEATS"); do
   timed analyze_merged "$G" analyze "$work/merged.sqlite" --step-range train_step --html "$work/report.html"
   timed analyze_per_rank "$G" analyze --step-range train_step "$work"/ranks/*.sqlite
   if [ "$r" = 1 ]; then
+    # One conversion thread: what the parallel conversion buys on this machine.
+    rm -f "$work/serial.sqlite"
+    timed export_serial "$G" export -j 1 -o "$work/serial.sqlite" "$work/streams"
+    rm -f "$work/serial.sqlite"
     # The in-job recipe: every rank converts its own stream (here: in parallel on this machine).
     mkdir -p "$work/injob"
     s=$(date +%s.%N)
@@ -78,6 +82,7 @@ streams; merged database $db_mb MB, $kernels kernel rows.
 | step | seconds | peak RSS (MiB) |
 |---|---|---|
 | \`gtrace export -o merged.sqlite streams/\` (alignment pass, parallel conversion, merge) | $(secs export_merged) | $(mib export_merged) |
+| the same with \`-j 1\` (one conversion thread; once) | $(secs export_serial) | $(mib export_serial) |
 | \`gtrace export --per-rank -o ranks/ streams/\` | $(secs export_per_rank) | $(mib export_per_rank) |
 | in-job recipe: $RANKS separate \`gtrace export\` processes, $(nproc) at a time (once) | ${injob:-?} | - |
 | \`gtrace export -o merged.sqlite injob/*.sqlite\` (re-base, align from the databases, merge) | $(secs merge_dbs) | $(mib merge_dbs) |

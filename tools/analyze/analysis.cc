@@ -61,27 +61,25 @@ class Analyzer {
   Status Run() {
     if (o_.databases.empty())
       return Status::Error("no database given");
-    for (const std::string& path : o_.databases) {
-      std::unique_ptr<Database> db;
-      Status st = Database::Open(path, &db);
-      if (!st.ok())
-        return st;
-      dbs_.push_back(std::move(db));
-    }
+    // Databases are opened for each pass and closed after it: a thousand per-rank databases would
+    // otherwise hold a thousand page caches.
+    dbs_.resize(o_.databases.size());
     Status st;
     for (size_t i = 0; i < dbs_.size(); ++i) {
-      if (!(st = ReadRanks(i)).ok())
+      if (!(st = Use(i)).ok() || !(st = ReadRanks(i)).ok())
         return st;
+      dbs_[i].reset();
     }
     std::sort(ranks_.begin(), ranks_.end(),
               [](const RankData& x, const RankData& y) { return x.result.rank < y.result.rank; });
     for (size_t r = 0; r < ranks_.size(); ++r)
       by_gpid_[ranks_[r].result.global_pid] = r;
     for (size_t i = 0; i < dbs_.size(); ++i) {
-      if (!(st = ReadOps(i)).ok())
+      if (!(st = Use(i)).ok() || !(st = ReadOps(i)).ok())
         return st;
       if (!o_.step_range.empty() && !(st = ReadRanges(i)).ok())
         return st;
+      dbs_[i].reset();
     }
     Steps();
     Instances();
@@ -89,8 +87,9 @@ class Analyzer {
     if (!(st = Window()).ok())
       return st;
     for (size_t i = 0; i < dbs_.size(); ++i) {
-      if (!(st = GpuPass(i)).ok())
+      if (!(st = Use(i)).ok() || !(st = GpuPass(i)).ok())
         return st;
+      dbs_[i].reset();
     }
     Pop();
     for (RankData& r : ranks_)
@@ -99,6 +98,8 @@ class Analyzer {
   }
 
  private:
+  Status Use(size_t i) { return dbs_[i] != nullptr ? Status::Ok() : Database::Open(o_.databases[i], &dbs_[i]); }
+
   // Ranks: GTRACE_RANKS (gtrace databases), else PROCESSES and MPI_RANKS (nsys's own).
   Status ReadRanks(size_t i) {
     Database& db = *dbs_[i];
@@ -141,10 +142,10 @@ class Analyzer {
     if (i == 0) {
       session_ = session;
     } else if (session.empty() || session != session_) {
-      return Status::Error(db.path() + " and " + dbs_[0]->path() +
+      return Status::Error(db.path() + " and " + o_.databases[0] +
                            " were exported separately (different sessions): their clocks are not on one time line. "
                            "Merge them first: gtrace export " +
-                           dbs_[0]->path() + " " + db.path() + " ... -o merged.sqlite");
+                           o_.databases[0] + " " + db.path() + " ... -o merged.sqlite");
     }
     for (RankData& r : found) {
       if (!seen_pids_.insert(r.result.global_pid).second) {
@@ -460,7 +461,11 @@ class Analyzer {
       return Status::Ok();
     // No iterations: the span of all GPU activity.
     int64_t w0 = INT64_MAX, w1 = INT64_MIN;
-    for (auto& db : dbs_) {
+    for (size_t i = 0; i < dbs_.size(); ++i) {
+      Status open = Use(i);
+      if (!open.ok())
+        return open;
+      std::unique_ptr<Database> db = std::move(dbs_[i]);
       for (const char* t : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
         if (!db->HasTable(t))
           continue;
@@ -589,6 +594,7 @@ class Analyzer {
         }
         std::erase_if(a_->top_gaps, [&](const GapResult& g) { return undone.count(g.rank) != 0; });
         done.clear();
+        a_->notes.push_back(db.path() + ": kernel rows not grouped by process; read again sorted (slower)");
         continue;
       }
       if (cur != SIZE_MAX)
