@@ -6,6 +6,7 @@
 # RSS from /usr/bin/time, the median written to bench/results/<date>-multi-rank.md.
 #   bash bench/multi_rank/run.sh                  (1000 ranks; BUILD_DIR=build by default)
 #   RANKS=100 REPEATS=1 bash bench/multi_rank/run.sh
+#   WORK=DIR KEEP=1 ...: scratch directory (about 5 GB for 1000 ranks), kept afterwards
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD_DIR:-build}
@@ -14,7 +15,9 @@ REPEATS=${REPEATS:-3}
 [ -x "$BUILD/bin/gtrace" ] && [ -x "$BUILD/bin/sim_ranks" ] || cmake --build "$BUILD" -j"$(nproc)" --target gtrace_cli sim_ranks
 G="$BUILD/bin/gtrace"
 work=${WORK:-$(mktemp -d /tmp/gtrace-multirank-XXXXXX)}
+mkdir -p "$work"
 trap '[ -z "${KEEP:-}" ] && rm -rf "$work"' EXIT
+trap 'echo "== failed (line $LINENO): see $work/*.err"; tail -5 "$work"/*.err 2>/dev/null' ERR
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # timed NAME CMD...: appends "seconds KiB" of one run to $work/NAME.t
 timed() { local n=$1; shift; /usr/bin/time -f "%e %M" -o "$work/$n.one" "$@" >"$work/$n.out" 2>"$work/$n.err"; cat "$work/$n.one" >> "$work/$n.t"; }

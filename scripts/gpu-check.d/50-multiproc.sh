@@ -11,9 +11,9 @@
 #   2. per-rank databases exported separately (the in-job recipe) and merged afterwards: kernel
 #      times equal the merged export's to the nanosecond (same host: re-based through the shared
 #      CLOCK_MONOTONIC, no alignment);
-#   3. --align-domain=rank: each process its own clock domain; with no shared collective every
-#      domain keeps its clock pairs (INFO: the corrections, all 0);
-#   4. gtrace analyze --step-range train_step: N ranks, POP factors, rank 1's GPU has the most idle.
+#   3. --align-domain=rank: each process its own clock domain: every correction within 10 us of 0
+#      (with no shared collective, as here, every domain keeps its clock pairs: exactly 0);
+#   4. gtrace analyze --step-range train_step: N ranks, 30 iterations each, rank 1's the longest.
 # Appends "PASS|FAIL|SKIP 50-multiproc: ..." lines to $GT_RESULTS.
 set -u
 NAME=50-multiproc
@@ -82,24 +82,27 @@ fi
 # 3. Per-process clock domains (no shared collective on one GPU: nothing to estimate from).
 if "$G" export --align-domain=rank -o "$W/perrank-domains.sqlite" "$W/streams" >"$W/domains.log" 2>&1; then
   echo "== $NAME: --align-domain=rank: $(q "$W/perrank-domains.sqlite" "SELECT group_concat(method || ':' || offsetNs) FROM GTRACE_CLOCK_ALIGNMENT")"
-  nz=$(q "$W/perrank-domains.sqlite" "SELECT count(*) FROM GTRACE_CLOCK_ALIGNMENT WHERE offsetNs != 0 OR driftPpb != 0")
-  [ "$nz" = 0 ] && say PASS "--align-domain=rank on one host: every correction 0" || say FAIL "--align-domain=rank: $nz nonzero corrections"
+  nz=$(q "$W/perrank-domains.sqlite" "SELECT count(*) FROM GTRACE_CLOCK_ALIGNMENT WHERE abs(offsetNs) > 10000 OR abs(driftPpb) > 1000")
+  [ "$nz" = 0 ] && say PASS "--align-domain=rank on one host: every correction within 10 us (and 1 ppm) of 0" ||
+    say FAIL "--align-domain=rank: $nz corrections beyond 10 us or 1 ppm on a shared clock"
 else
   say FAIL "--align-domain=rank export: $(tail -1 "$W/domains.log")"
 fi
 
-# 4. Analysis.
-if "$G" analyze "$W/merged.sqlite" --step-range train_step --format csv -r summary,ranks --html "$W/report.html" \
-    >"$W/analyze.csv" 2>"$W/analyze.err"; then
+# 4. Analysis. The processes share no collective, so their steps are not synchronised: the check
+# is that every rank is there and that rank 1's steps (5 ms host sleep each) are the longest.
+if "$G" analyze "$W/merged.sqlite" --step-range train_step --format csv -r summary,step_ranks,ranks \
+    --html "$W/report.html" >"$W/analyze.csv" 2>"$W/analyze.err"; then
   cat "$W/analyze.csv"
   [ -n "${OUT:-}" ] && cp "$W/report.html" "$OUT/multiproc-report.html" 2>/dev/null
   ranks=$(awk -F, '$1 == "Ranks" {print $2}' "$W/analyze.csv")
-  # The rank with the most idle GPU time (ranks table: Rank,Host,Busy,Compute,NCCL,Overlap,Idle,...).
-  idlest=$(awk -F, '/^# GPU Time per Rank/ {t=1; next} t && $1 ~ /^[0-9]+$/ && $7 != "" {if ($7 > m) {m=$7; r=$1}} END {print r}' "$W/analyze.csv")
-  if [ "$ranks" = "$N" ] && [ "$idlest" = 1 ]; then
-    say PASS "gtrace analyze: $N ranks with GPU activity, rank 1 (5 ms host delay per step) idles most"
+  # step_ranks: Rank,Host,Steps,Avg Step (ns),Avg Work (ns),Avg Wait (ns),Times Slowest
+  longest=$(awk -F, '/^# Iterations per Rank/ {t=1; next} /^$/ {t=0} t && $1 ~ /^[0-9]+$/ {if ($4 + 0 > m) {m=$4 + 0; r=$1}} END {print r}' "$W/analyze.csv")
+  steps=$(awk -F, '/^# Iterations per Rank/ {t=1; next} /^$/ {t=0} t && $1 ~ /^[0-9]+$/ {print $3}' "$W/analyze.csv" | sort -u | tr '\n' ' ')
+  if [ "$ranks" = "$N" ] && [ "$longest" = 1 ] && [ "$steps" = "30 " ]; then
+    say PASS "gtrace analyze: $N ranks with GPU activity, 30 train_step iterations each, rank 1 (5 ms host delay) has the longest steps"
   else
-    say FAIL "gtrace analyze: ranks '$ranks' (want $N), most idle rank '$idlest' (want 1)"
+    say FAIL "gtrace analyze: ranks '$ranks' (want $N), steps per rank '$steps' (want 30), longest steps on rank '$longest' (want 1)"
   fi
 else
   say FAIL "gtrace analyze: $(tail -1 "$W/analyze.err")"

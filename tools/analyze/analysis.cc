@@ -36,22 +36,44 @@ Status ForEach(Database& db, const std::string& sql, const std::function<void(St
   }
 }
 
+// One rank's NCCL collective operation, as a pass over GTRACE_NCCL_OPERATIONS reads it. Passes
+// stream the operations; none is kept (a long job has millions).
 struct Op {
-  uint32_t comm = 0;  // interned commId
-  uint32_t func = 0;  // interned name
-  uint64_t seq = 0;
-  uint64_t count = 0;
+  uint32_t rank_index = 0;
+  uint32_t comm = 0, func = 0;  // interned
+  uint64_t seq = 0, count = 0;
   int64_t gpu_start = kNone, gpu_end = kNone, host = kNone;
   int64_t Entry(bool gpu) const { return gpu ? gpu_start : host; }
+};
+
+// A collective instance: the same communicator, function and sequence number on every rank.
+struct InstanceKey {
+  uint32_t comm = 0, func = 0;
+  uint64_t seq = 0;
+  bool operator==(const InstanceKey& o) const { return comm == o.comm && func == o.func && seq == o.seq; }
+};
+struct KeyHash {
+  size_t operator()(const InstanceKey& k) const {
+    return std::hash<uint64_t>()(k.seq * 0x9e3779b97f4a7c15ULL ^ (uint64_t{k.comm} << 32 | k.func));
+  }
+};
+struct InstanceAgg {
+  InstanceKey key;
+  uint32_t count = 0;
+  int64_t first = INT64_MAX, last = INT64_MIN, end = INT64_MIN;
+  uint32_t first_rank = 0, last_rank = 0;  // rank indices
+  int64_t total_wait = 0;
 };
 
 struct RankData {
   RankResult result;
   size_t db = 0;
-  std::vector<Op> ops;
+  uint64_t ops = 0;                                 // collectives it recorded
   std::vector<std::pair<int64_t, int64_t>> ranges;  // NVTX step ranges
   std::vector<std::pair<int64_t, int64_t>> steps;   // analysed iterations
-  std::vector<int64_t> op_wait;                     // per op: wait for the last arriver (kNone: not shared)
+  std::vector<int64_t> bound_entry;                 // pattern: entry into each boundary instance
+  std::vector<int64_t> step_wait;                   // per step: waiting for last arrivers
+  std::vector<Interval> comm_spans;                 // plugin-only traces: NCCL operations on the GPU
 };
 
 class Analyzer {
@@ -65,32 +87,42 @@ class Analyzer {
     // otherwise hold a thousand page caches.
     dbs_.resize(o_.databases.size());
     Status st;
-    for (size_t i = 0; i < dbs_.size(); ++i) {
-      if (!(st = Use(i)).ok() || !(st = ReadRanks(i)).ok())
-        return st;
-      dbs_[i].reset();
-    }
+    if (!(st = EachDb([&](size_t i) { return ReadRanks(i); })).ok())
+      return st;
     std::sort(ranks_.begin(), ranks_.end(),
               [](const RankData& x, const RankData& y) { return x.result.rank < y.result.rank; });
     for (size_t r = 0; r < ranks_.size(); ++r)
       by_gpid_[ranks_[r].result.global_pid] = r;
-    for (size_t i = 0; i < dbs_.size(); ++i) {
-      if (!(st = Use(i)).ok() || !(st = ReadOps(i)).ok())
+    st = EachDb([&](size_t i) {
+      Status s = CountOps(i);
+      if (s.ok() && !o_.step_range.empty())
+        s = ReadRanges(i);
+      return s;
+    });
+    if (!st.ok())
+      return st;
+    gpu_entries_ = ops_total_ > 0 && ops_with_gpu_ == ops_total_;
+    if (!(st = Steps()).ok())
+      return st;
+    if (ops_total_ > 0) {
+      if (!(st = EachDb([&](size_t i) { return ArrivalPass(i); })).ok())
         return st;
-      if (!o_.step_range.empty() && !(st = ReadRanges(i)).ok())
+      PatternSteps();
+      for (RankData& r : ranks_)
+        r.step_wait.assign(r.steps.size(), 0);
+      if (!(st = EachDb([&](size_t i) { return WaitPass(i); })).ok())
         return st;
-      dbs_[i].reset();
+      Instances();
+    } else {
+      a_->notes.push_back("no NCCL collectives (GTRACE_NCCL_OPERATIONS): no straggler analysis");
+      for (RankData& r : ranks_)
+        r.step_wait.assign(r.steps.size(), 0);
     }
-    Steps();
-    Instances();
     StepTable();
     if (!(st = Window()).ok())
       return st;
-    for (size_t i = 0; i < dbs_.size(); ++i) {
-      if (!(st = Use(i)).ok() || !(st = GpuPass(i)).ok())
-        return st;
-      dbs_[i].reset();
-    }
+    if (!(st = EachDb([&](size_t i) { return GpuPass(i); })).ok())
+      return st;
     Pop();
     for (RankData& r : ranks_)
       a_->ranks.push_back(std::move(r.result));
@@ -98,6 +130,19 @@ class Analyzer {
   }
 
  private:
+  template <typename Fn>
+  Status EachDb(Fn fn) {
+    for (size_t i = 0; i < dbs_.size(); ++i) {
+      Status st = Use(i);
+      if (st.ok())
+        st = fn(i);
+      dbs_[i].reset();
+      if (!st.ok())
+        return st;
+    }
+    return Status::Ok();
+  }
+
   Status Use(size_t i) { return dbs_[i] != nullptr ? Status::Ok() : Database::Open(o_.databases[i], &dbs_[i]); }
 
   // Ranks: GTRACE_RANKS (gtrace databases), else PROCESSES and MPI_RANKS (nsys's own).
@@ -172,18 +217,23 @@ class Analyzer {
     return it->second;
   }
 
-  Status ReadOps(size_t i) {
+
+  // Streams database i's collectives (`where` narrows the query) to fn(const Op&).
+  template <typename Fn>
+  Status ForEachOp(size_t i, const std::string& where, Fn fn) {
     Database& db = *dbs_[i];
     if (!db.HasTable("GTRACE_NCCL_OPERATIONS"))
       return Status::Ok();
     return ForEach(db,
                    "SELECT globalPid, commId, func, seqNumber, gpuStart, gpuEnd, apiStart, enqueueStart, count FROM "
-                   "GTRACE_NCCL_OPERATIONS WHERE kind = 'Coll' AND seqNumber IS NOT NULL AND commId IS NOT NULL",
+                   "GTRACE_NCCL_OPERATIONS WHERE kind = 'Coll' AND seqNumber IS NOT NULL AND commId IS NOT NULL" +
+                       where,
                    [&](Statement& q) {
                      auto it = by_gpid_.find(q.Int(0));
                      if (it == by_gpid_.end())
                        return;
                      Op op;
+                     op.rank_index = static_cast<uint32_t>(it->second);
                      op.comm = Intern(&comm_index_, &comm_names_, std::to_string(q.Int(1)));
                      op.func = Intern(&func_index_, &funcs_, q.Text(2));
                      op.seq = static_cast<uint64_t>(q.Int(3));
@@ -191,8 +241,198 @@ class Analyzer {
                      op.gpu_end = q.IsNull(5) ? kNone : q.Int(5);
                      op.host = !q.IsNull(6) ? q.Int(6) : q.IsNull(7) ? kNone : q.Int(7);
                      op.count = static_cast<uint64_t>(q.Int(8));
-                     ranks_[it->second].ops.push_back(op);
+                     fn(op);
                    });
+  }
+
+  Status CountOps(size_t i) {
+    Database& db = *dbs_[i];
+    if (!db.HasTable("GTRACE_NCCL_OPERATIONS"))
+      return Status::Ok();
+    return ForEach(db,
+                   "SELECT globalPid, count(*), count(gpuStart) FROM GTRACE_NCCL_OPERATIONS WHERE kind = 'Coll' AND "
+                   "seqNumber IS NOT NULL AND commId IS NOT NULL GROUP BY globalPid",
+                   [&](Statement& q) {
+                     auto it = by_gpid_.find(q.Int(0));
+                     if (it == by_gpid_.end())
+                       return;
+                     ranks_[it->second].ops += static_cast<uint64_t>(q.Int(1));
+                     ops_total_ += static_cast<uint64_t>(q.Int(1));
+                     ops_with_gpu_ += static_cast<uint64_t>(q.Int(2));
+                   });
+  }
+
+  // Iterations of every rank: NVTX ranges; else the collective pattern of the lowest rank with
+  // collectives (its boundary instances here, each rank's entries into them in ArrivalPass).
+  Status Steps() {
+    if (!o_.step_range.empty()) {
+      size_t with = 0;
+      for (RankData& r : ranks_) {
+        std::sort(r.ranges.begin(), r.ranges.end());
+        for (size_t k = o_.skip_steps; k < r.ranges.size(); ++k)
+          r.steps.push_back(r.ranges[k]);
+        with += r.ranges.empty() ? 0 : 1;
+        r.ranges.clear();
+        r.ranges.shrink_to_fit();
+      }
+      a_->step_source = "NVTX range '" + o_.step_range + "' (" + std::to_string(with) + " of " +
+                        std::to_string(ranks_.size()) + " ranks)";
+      if (with == 0)
+        a_->notes.push_back("no rank has an NVTX range named '" + o_.step_range + "'");
+      return Status::Ok();
+    }
+    const RankData* ref = nullptr;
+    for (const RankData& r : ranks_) {
+      if (r.ops > 0) {
+        ref = &r;
+        break;
+      }
+    }
+    if (ref == nullptr) {
+      a_->step_source = "none (no NVTX range named with --step-range and no NCCL collectives)";
+      return Status::Ok();
+    }
+    std::vector<Op> ops;
+    Status st = Use(ref->db);
+    if (st.ok()) {
+      st = ForEachOp(ref->db, " AND globalPid = " + std::to_string(ref->result.global_pid), [&](const Op& op) {
+        if (op.host != kNone)
+          ops.push_back(op);
+      });
+    }
+    dbs_[ref->db].reset();
+    if (!st.ok())
+      return st;
+    std::sort(ops.begin(), ops.end(), [](const Op& x, const Op& y) { return x.host < y.host; });
+    std::vector<uint64_t> sig;
+    std::vector<int64_t> t;
+    for (const Op& op : ops) {
+      sig.push_back((static_cast<uint64_t>(op.comm) * 1000003 + op.func) * 1000000007ULL ^ op.count);
+      t.push_back(op.host);
+    }
+    StepPattern p = FindStepPattern(sig, t);
+    if (!p.found) {
+      a_->step_source = "none (collective pattern: " + p.reason + ")";
+      return Status::Ok();
+    }
+    a_->step_source = "collective pattern of rank " + std::to_string(ref->result.rank) + ": " +
+                      std::to_string(p.period) + " collective(s) per iteration, from " + funcs_[ops[p.phase].func] +
+                      " #" + std::to_string(ops[p.phase].seq);
+    for (size_t i = p.phase; i < ops.size(); i += p.period) {
+      bounds_.emplace(InstanceKey{ops[i].comm, ops[i].func, ops[i].seq}, static_cast<uint32_t>(bounds_.size()));
+    }
+    for (RankData& r : ranks_)
+      r.bound_entry.assign(bounds_.size(), kNone);
+    return Status::Ok();
+  }
+
+  // Pattern iterations: on each rank, from its entry into one boundary instance to the next.
+  void PatternSteps() {
+    if (bounds_.empty())
+      return;
+    for (RankData& r : ranks_) {
+      size_t n = 0;
+      while (n < r.bound_entry.size() && r.bound_entry[n] != kNone)
+        ++n;
+      for (size_t k = o_.skip_steps; k + 1 < n; ++k)
+        r.steps.emplace_back(r.bound_entry[k], r.bound_entry[k + 1]);
+      r.bound_entry.clear();
+      r.bound_entry.shrink_to_fit();
+    }
+  }
+
+  // First pass over the collectives: per instance its arrivals (first, last, count, end); the
+  // entries into the pattern's boundary instances.
+  Status ArrivalPass(size_t i) {
+    return ForEachOp(i, "", [&](const Op& op) {
+      int64_t e = op.Entry(gpu_entries_);
+      if (e == kNone)
+        return;
+      InstanceKey key{op.comm, op.func, op.seq};
+      auto [it, added] = inst_index_.try_emplace(key, static_cast<uint32_t>(insts_.size()));
+      if (added)
+        insts_.push_back(InstanceAgg{key});
+      InstanceAgg& in = insts_[it->second];
+      ++in.count;
+      if (e < in.first) {
+        in.first = e;
+        in.first_rank = op.rank_index;
+      }
+      if (e > in.last) {
+        in.last = e;
+        in.last_rank = op.rank_index;
+      }
+      in.end = std::max(in.end, op.gpu_end);
+      if (!bounds_.empty()) {
+        auto b = bounds_.find(key);
+        if (b != bounds_.end())
+          ranks_[op.rank_index].bound_entry[b->second] = e;
+      }
+    });
+  }
+
+  // Second pass: each arrival's wait for the last arriver, per rank, instance and iteration.
+  Status WaitPass(size_t i) {
+    return ForEachOp(i, "", [&](const Op& op) {
+      int64_t e = op.Entry(gpu_entries_);
+      if (e == kNone)
+        return;
+      auto it = inst_index_.find(InstanceKey{op.comm, op.func, op.seq});
+      InstanceAgg& in = insts_[it->second];
+      if (in.count < 2)
+        return;
+      int64_t w = in.last - e;
+      in.total_wait += w;
+      RankData& rd = ranks_[op.rank_index];
+      rd.result.waited_ns += w;
+      ++rd.result.collectives;
+      auto s = std::upper_bound(rd.steps.begin(), rd.steps.end(), std::make_pair(e, INT64_MAX));
+      if (s != rd.steps.begin()) {
+        size_t k = static_cast<size_t>(s - rd.steps.begin()) - 1;
+        if (e < rd.steps[k].second)
+          rd.step_wait[k] += w;
+      }
+      if (o_.keep_entries)
+        a_->entries.push_back({it->second, rd.result.rank, e, w});
+    });
+  }
+
+  // Instances seen by two or more ranks, in time order; who was last and what it cost the others.
+  void Instances() {
+    a_->entry_source = gpu_entries_ ? "gpu" : "host";
+    std::vector<uint32_t> order;
+    for (uint32_t k = 0; k < insts_.size(); ++k) {
+      if (insts_[k].count >= 2)
+        order.push_back(k);
+    }
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return insts_[x].first < insts_[y].first; });
+    std::vector<uint32_t> new_index(insts_.size(), UINT32_MAX);
+    for (uint32_t k : order) {
+      const InstanceAgg& g = insts_[k];
+      InstanceResult in;
+      in.comm_id = static_cast<uint64_t>(std::stoll(comm_names_[g.key.comm]));
+      in.func = funcs_[g.key.func];
+      in.seq = g.key.seq;
+      in.ranks = g.count;
+      in.first_rank = ranks_[g.first_rank].result.rank;
+      in.last_rank = ranks_[g.last_rank].result.rank;
+      in.first_entry_ns = g.first;
+      in.last_entry_ns = g.last;
+      in.end_ns = g.end;
+      in.total_wait_ns = g.total_wait;
+      RankResult& lr = ranks_[g.last_rank].result;
+      ++lr.times_last;
+      lr.wait_caused_ns += g.total_wait;
+      new_index[k] = static_cast<uint32_t>(a_->instances.size());
+      a_->instances.push_back(std::move(in));
+    }
+    for (Entry& e : a_->entries)
+      e.instance = new_index[e.instance];
+    std::sort(a_->entries.begin(), a_->entries.end(), [](const Entry& x, const Entry& y) {
+      return x.instance != y.instance ? x.instance < y.instance : x.rank < y.rank;
+    });
+    insts_.clear();
+    inst_index_.clear();
   }
 
   Status ReadRanges(size_t i) {
@@ -214,167 +454,6 @@ class Analyzer {
                    });
   }
 
-  // Iterations of every rank: NVTX ranges, else the collective pattern.
-  void Steps() {
-    if (!o_.step_range.empty()) {
-      size_t with = 0;
-      for (RankData& r : ranks_) {
-        std::sort(r.ranges.begin(), r.ranges.end());
-        for (size_t k = o_.skip_steps; k < r.ranges.size(); ++k)
-          r.steps.push_back(r.ranges[k]);
-        with += r.ranges.empty() ? 0 : 1;
-      }
-      a_->step_source = "NVTX range '" + o_.step_range + "' (" + std::to_string(with) + " of " +
-                        std::to_string(ranks_.size()) + " ranks)";
-      if (with == 0)
-        a_->notes.push_back("no rank has an NVTX range named '" + o_.step_range + "'");
-      return;
-    }
-    const RankData* ref = nullptr;
-    for (const RankData& r : ranks_) {
-      if (!r.ops.empty()) {
-        ref = &r;
-        break;
-      }
-    }
-    if (ref == nullptr) {
-      a_->step_source = "none (no NVTX range named with --step-range and no NCCL collectives)";
-      return;
-    }
-    std::vector<const Op*> ops;
-    for (const Op& op : ref->ops) {
-      if (op.host != kNone)
-        ops.push_back(&op);
-    }
-    std::sort(ops.begin(), ops.end(), [](const Op* x, const Op* y) { return x->host < y->host; });
-    std::vector<uint64_t> sig;
-    std::vector<int64_t> t;
-    for (const Op* op : ops) {
-      sig.push_back((static_cast<uint64_t>(op->comm) * 1000003 + op->func) * 1000000007ULL ^ op->count);
-      t.push_back(op->host);
-    }
-    StepPattern p = FindStepPattern(sig, t);
-    if (!p.found) {
-      a_->step_source = "none (collective pattern: " + p.reason + ")";
-      return;
-    }
-    a_->step_source = "collective pattern of rank " + std::to_string(ref->result.rank) + ": " +
-                      std::to_string(p.period) + " collective(s) per iteration, from " + funcs_[ops[p.phase]->func] +
-                      " #" + std::to_string(ops[p.phase]->seq);
-    // Boundary instances (communicator, function, sequence number); each rank's iteration runs
-    // from its entry into one to its entry into the next.
-    std::vector<std::tuple<uint32_t, uint32_t, uint64_t>> bounds;
-    for (size_t i = p.phase; i < ops.size(); i += p.period)
-      bounds.emplace_back(ops[i]->comm, ops[i]->func, ops[i]->seq);
-    for (RankData& r : ranks_) {
-      std::map<std::tuple<uint32_t, uint32_t, uint64_t>, int64_t> entry;
-      bool gpu = std::all_of(r.ops.begin(), r.ops.end(), [](const Op& op) { return op.gpu_start != kNone; });
-      for (const Op& op : r.ops)
-        entry[{op.comm, op.func, op.seq}] = op.Entry(gpu);
-      std::vector<int64_t> at;
-      for (const auto& b : bounds) {
-        auto it = entry.find(b);
-        if (it == entry.end() || it->second == kNone)
-          break;
-        at.push_back(it->second);
-      }
-      for (size_t k = o_.skip_steps; k + 1 < at.size(); ++k)
-        r.steps.emplace_back(at[k], at[k + 1]);
-    }
-  }
-
-  // Collective instances: who entered when, who was last, how long the others waited.
-  void Instances() {
-    bool any_ops = false;
-    bool all_gpu = true;
-    for (const RankData& r : ranks_) {
-      for (const Op& op : r.ops) {
-        any_ops = true;
-        all_gpu &= op.gpu_start != kNone;
-      }
-    }
-    if (!any_ops) {
-      a_->notes.push_back("no NCCL collectives (GTRACE_NCCL_OPERATIONS): no straggler analysis");
-      return;
-    }
-    bool gpu = all_gpu;
-    a_->entry_source = gpu ? "gpu" : "host";
-    struct Arrival {
-      uint32_t rank_index;
-      uint32_t op_index;
-      int64_t entry, end;
-    };
-    std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint32_t> index;
-    std::vector<std::vector<Arrival>> arrivals;
-    for (uint32_t r = 0; r < ranks_.size(); ++r) {
-      ranks_[r].op_wait.assign(ranks_[r].ops.size(), kNone);
-      for (uint32_t k = 0; k < ranks_[r].ops.size(); ++k) {
-        const Op& op = ranks_[r].ops[k];
-        int64_t e = op.Entry(gpu);
-        if (e == kNone)
-          continue;
-        auto [it, added] = index.try_emplace({op.comm, op.func, op.seq}, static_cast<uint32_t>(arrivals.size()));
-        if (added)
-          arrivals.emplace_back();
-        arrivals[it->second].push_back({r, k, e, op.gpu_end});
-      }
-    }
-    std::vector<std::pair<int64_t, uint32_t>> order;
-    for (uint32_t k = 0; k < arrivals.size(); ++k) {
-      std::vector<Arrival>& v = arrivals[k];
-      if (v.size() < 2)
-        continue;
-      InstanceResult in;
-      auto last =
-          std::max_element(v.begin(), v.end(), [](const Arrival& x, const Arrival& y) { return x.entry < y.entry; });
-      auto first =
-          std::min_element(v.begin(), v.end(), [](const Arrival& x, const Arrival& y) { return x.entry < y.entry; });
-      const Op& op = ranks_[first->rank_index].ops[first->op_index];
-      in.comm_id = static_cast<uint64_t>(std::stoll(comm_names_[op.comm]));
-      in.func = funcs_[op.func];
-      in.seq = op.seq;
-      in.ranks = static_cast<uint32_t>(v.size());
-      in.first_rank = ranks_[first->rank_index].result.rank;
-      in.last_rank = ranks_[last->rank_index].result.rank;
-      in.first_entry_ns = first->entry;
-      in.last_entry_ns = last->entry;
-      for (const Arrival& x : v) {
-        int64_t w = last->entry - x.entry;
-        in.total_wait_ns += w;
-        in.end_ns = std::max(in.end_ns, x.end);
-        RankData& rd = ranks_[x.rank_index];
-        rd.op_wait[x.op_index] = w;
-        rd.result.waited_ns += w;
-        ++rd.result.collectives;
-      }
-      RankResult& lr = ranks_[last->rank_index].result;
-      ++lr.times_last;
-      lr.wait_caused_ns += in.total_wait_ns;
-      order.emplace_back(in.first_entry_ns, static_cast<uint32_t>(a_->instances.size()));
-      a_->instances.push_back(std::move(in));
-      if (o_.keep_entries) {
-        for (const Arrival& x : v) {
-          a_->entries.push_back({static_cast<uint32_t>(a_->instances.size() - 1), ranks_[x.rank_index].result.rank,
-                                 x.entry, last->entry - x.entry});
-        }
-      }
-    }
-    // Time order (entries keep their instance numbers valid through the permutation).
-    std::sort(order.begin(), order.end());
-    std::vector<InstanceResult> sorted;
-    std::vector<uint32_t> new_index(a_->instances.size());
-    for (const auto& [t, k] : order) {
-      new_index[k] = static_cast<uint32_t>(sorted.size());
-      sorted.push_back(std::move(a_->instances[k]));
-    }
-    a_->instances = std::move(sorted);
-    for (Entry& e : a_->entries)
-      e.instance = new_index[e.instance];
-    std::sort(a_->entries.begin(), a_->entries.end(), [](const Entry& x, const Entry& y) {
-      return x.instance != y.instance ? x.instance < y.instance : x.rank < y.rank;
-    });
-  }
-
   // Per iteration across ranks: spread, and the rank the others waited for.
   void StepTable() {
     size_t common = SIZE_MAX;
@@ -391,23 +470,6 @@ class Analyzer {
       a_->notes.push_back(std::to_string(ranks_.size() - with) +
                           " rank(s) have no iterations; left out of the step tables");
     }
-    std::vector<std::vector<int64_t>> wait(ranks_.size());
-    for (size_t r = 0; r < ranks_.size(); ++r) {
-      RankData& rd = ranks_[r];
-      wait[r].assign(rd.steps.size(), 0);
-      bool gpu = a_->entry_source == "gpu";
-      for (size_t k = 0; k < rd.ops.size(); ++k) {
-        if (rd.op_wait.empty() || rd.op_wait[k] == kNone)
-          continue;
-        int64_t e = rd.ops[k].Entry(gpu);
-        auto it = std::upper_bound(rd.steps.begin(), rd.steps.end(), std::make_pair(e, INT64_MAX));
-        if (it == rd.steps.begin())
-          continue;
-        size_t s = static_cast<size_t>(it - rd.steps.begin()) - 1;
-        if (e < rd.steps[s].second)
-          wait[r][s] += rd.op_wait[k];
-      }
-    }
     for (size_t k = 0; k < common; ++k) {
       StepResult s;
       s.index = static_cast<uint32_t>(k + o_.skip_steps);
@@ -419,13 +481,13 @@ class Analyzer {
         if (rd.steps.size() <= k)
           continue;
         int64_t d = rd.steps[k].second - rd.steps[k].first;
-        int64_t w = d - wait[r][k];
+        int64_t w = d - rd.step_wait[k];
         s.start_ns = std::min(s.start_ns, rd.steps[k].first);
         dur.push_back(d);
         work.push_back(w);
         rd.result.steps++;
         rd.result.step_total_ns += d;
-        rd.result.wait_total_ns += wait[r][k];
+        rd.result.wait_total_ns += rd.step_wait[k];
         if (w > best_work) {
           best_work = w;
           s.slowest_rank = rd.result.rank;
@@ -490,11 +552,10 @@ class Analyzer {
     RankData& rd = ranks_[r];
     if (!has_comm_kernels) {
       // Plugin-only traces: NCCL kernels are the operations' GPU spans.
-      for (const Op& op : rd.ops) {
-        if (op.gpu_start != kNone && op.gpu_end != kNone)
-          iv->push_back({op.gpu_start, op.gpu_end, true});
-      }
+      iv->insert(iv->end(), rd.comm_spans.begin(), rd.comm_spans.end());
     }
+    rd.comm_spans.clear();
+    rd.comm_spans.shrink_to_fit();
     if (iv->empty())
       return;
     GpuTimeOptions go;
@@ -535,6 +596,23 @@ class Analyzer {
                         [&](Statement& q) { nccl_names.insert(q.Int(0)); });
     if (!st.ok())
       return st;
+    // Without NCCL kernels in KERNEL (no CUDA tracing), the NCCL operations' GPU spans stand in.
+    bool nccl_kernels = false;
+    if (db.HasTable("CUPTI_ACTIVITY_KIND_KERNEL")) {
+      st = ForEach(db,
+                   "SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE shortName IN (SELECT id FROM StringIds WHERE value "
+                   "LIKE '%nccl%') LIMIT 1",
+                   [&](Statement&) { nccl_kernels = true; });
+      if (!st.ok())
+        return st;
+    }
+    if (!nccl_kernels) {
+      st = ForEachOp(i, " AND gpuStart IS NOT NULL AND gpuEnd IS NOT NULL", [&](const Op& op) {
+        ranks_[op.rank_index].comm_spans.push_back({op.gpu_start, op.gpu_end, true});
+      });
+      if (!st.ok())
+        return st;
+    }
     std::unordered_map<int64_t, std::vector<Interval>> copies;  // memcpy / memset, by process
     for (const char* t : {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
       if (!db.HasTable(t))
@@ -664,6 +742,11 @@ class Analyzer {
   std::map<std::string, uint32_t> comm_index_, func_index_;
   std::vector<std::string> comm_names_, funcs_;
   std::pair<int64_t, int64_t> window_{0, 0};
+  uint64_t ops_total_ = 0, ops_with_gpu_ = 0;
+  bool gpu_entries_ = false;  // every collective has a GPU start: entries are NCCL kernel starts
+  std::unordered_map<InstanceKey, uint32_t, KeyHash> bounds_;      // pattern boundary -> iteration
+  std::unordered_map<InstanceKey, uint32_t, KeyHash> inst_index_;  // -> insts_
+  std::vector<InstanceAgg> insts_;
 };
 
 }  // namespace

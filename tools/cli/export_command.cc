@@ -118,13 +118,27 @@ int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOpti
     temp_db = v.output + ".gtrace-tmp-" + std::to_string(getpid()) + ".sqlite";
     so.output = temp_db;
     so.force = true;
-    exporter::ExportResult sr;
-    if (!(st = exporter::ExportSqlite(so, &sr)).ok()) {
+    // Several streams: converted in parallel and clock-aligned like `gtrace export` (multi_export.h).
+    std::vector<std::string> warnings;
+    if (so.inputs.size() > 1) {
+      exporter::MultiExportOptions mo;
+      mo.inputs = so.inputs;
+      mo.output = so.output;
+      mo.force = true;
+      exporter::MultiExportResult mr;
+      st = exporter::ExportMany(mo, &mr);
+      warnings = mr.warnings;
+    } else {
+      exporter::ExportResult sr;
+      st = exporter::ExportSqlite(so, &sr);
+      warnings = sr.warnings;
+    }
+    if (!st.ok()) {
       std::cerr << "gtrace: export: " << st.message() << "\n";
       std::remove(temp_db.c_str());
       return 1;
     }
-    for (const std::string& w : sr.warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    for (const std::string& w : warnings) std::cerr << "gtrace: warning: " << w << "\n";
     v.database = temp_db;
   }
   gt::viewers::ViewerResult result;
@@ -205,9 +219,12 @@ int RunExport(const std::vector<std::string>& args) {
   std::string type = "sqlite";
   bool viewer = false;
   gt::viewers::ViewerFormat viewer_format = gt::viewers::ViewerFormat::kPerfetto;
-  ArgParser p("export", "gtrace export [options] <stream.gtrace>... | <directory> | <database.sqlite>",
+  ArgParser p("export", "gtrace export [options] <stream.gtrace>... | <directory> | <database.sqlite>...",
               "Converts gtrace streams (one per process/rank) into one SQLite database in the Nsight Systems\n"
-              "export schema 3.25.0 (each stream becomes its own process), or streams or an nsys-schema SQLite\n"
+              "export schema 3.25.0 (each stream becomes its own process; several streams are converted in\n"
+              "parallel and the clocks of different hosts aligned from NCCL collective ends), or one database\n"
+              "per stream (--per-rank); merges gtrace databases (e.g. per-rank exports made inside the job,\n"
+              "docs/multi-rank.md) into one; or converts streams or an nsys-schema SQLite\n"
               "database (ours or nsys's) into a viewer format: perfetto (.pftrace for ui.perfetto.dev),\n"
               "kineto-json (a directory of per-rank Chrome-trace JSON files for Holistic Trace Analysis; a\n"
               "single .json for one rank), paraver (.prv/.pcf/.row). Outputs are written to temporaries and\n"
