@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sanitizer runs of the test suite (called by scripts/test.sh, so CI runs them):
 #   ASan+UBSan: the whole CPU suite, including programs run under LD_PRELOAD=libgtrace.so;
-#   TSan: the in-process tests of the rings, the drain thread and the NVTX hooks.
+#   TSan: the in-process tests of the rings, the drain thread and the NVTX hooks, and the parallel
+#   many-rank export (tests/analyze).
 #   bash scripts/sanitize.sh [address|thread]   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,9 +21,9 @@ fi
 if [ "$want" = both ] || [ "$want" = thread ]; then
   echo "== TSan build (build-tsan)"
   cmake -S . -B build-tsan -DGT_SANITIZE=thread -DGT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  targets="collector_test nvtx_stress_test stream_reader_test export_test"
+  targets="collector_test nvtx_stress_test stream_reader_test export_test analyze_test gtrace_cli"
   cmake --build build-tsan -j"$JOBS" --target $targets >/dev/null
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-     ctest --output-on-failure -j"$JOBS" -R '^(collector|nvtx|stream|export)\.')
+     ctest --output-on-failure -j"$JOBS" -R '^(collector|nvtx|stream|export|analyze)\.')
 fi
 echo "== sanitizers: ok"

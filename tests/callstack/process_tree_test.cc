@@ -145,6 +145,35 @@ TEST(ProcessTree, BashBetweenTwoTracedProcessesIsShownUntraced) {
   EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_PROCESS_TREE WHERE traced = 1 AND tracedAncestorGlobalPid = " + g1), 1);
 }
 
+// The in-job recipe (docs/multi-rank.md): each process's stream exported on its own, the databases
+// merged afterwards. Each database alone sees only its own process and parent; the merge keeps one
+// row per process (the traced one) and re-derives the traced ancestors: the same tree as exporting
+// the streams together.
+TEST(ProcessTree, DatabasesExportedSeparatelyMergeIntoTheSameTree) {
+  TempDir dir;
+  AppRun r = RunApp(dir, {"tree", "0", "bash"});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  ASSERT_EQ(r.streams.size(), 3u);
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  std::vector<std::string> merge_args = {test::CliPath(), "export", "-o", dir.File("merged.sqlite")};
+  for (size_t i = 0; i < r.streams.size(); ++i) {
+    std::string one = dir.File("one-" + std::to_string(i) + ".sqlite");
+    test::RunResult e = test::RunProgram({test::CliPath(), "export", "-o", one, r.streams[i]});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    Db single(one);
+    EXPECT_EQ(single.Int("SELECT count(*) FROM GTRACE_PROCESS_TREE WHERE traced = 1"), 1);
+    merge_args.push_back(one);
+  }
+  test::RunResult m = test::RunProgram(merge_args);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  Db direct(r.db), merged(dir.File("merged.sqlite"));
+  std::vector<std::string> want = Tree(direct);
+  ASSERT_EQ(want.size(), 5u) << "three traced processes, bash, and the first one's parent";
+  EXPECT_EQ(Tree(merged), want);
+  EXPECT_EQ(merged.Int("SELECT count(*) FROM GTRACE_PROCESS_TREE WHERE traced = 1 AND tracedAncestorGlobalPid IS NULL"),
+            1);
+}
+
 TEST(ProcessTree, DataLoaderStyleForkWithoutExecIsMarked) {
   TempDir dir;
   AppRun r = RunApp(dir, {"loader"});

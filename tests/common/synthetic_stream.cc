@@ -4,6 +4,8 @@
 
 #include "collector/schema_fields.h"
 #include "collector/stream_header.h"
+#include "inject/cupti/cuda_fields.h"
+#include "inject/nccl/nccl_fields.h"
 
 namespace gt::test {
 
@@ -100,6 +102,108 @@ void SyntheticStream::Drops(uint32_t source, uint32_t tid, uint64_t count, uint6
   w.Varint(field::drop_report::kDroppedRecords, count);
   w.Varint(field::drop_report::kTsNs, ts_ns);
   w.EndNested();
+}
+
+void SyntheticStream::ClockSnapshot(uint64_t mono_ns, uint64_t realtime_ns) {
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kClock);
+  w.Varint(field::clock_snapshot::kStreamClockNs, mono_ns);
+  w.Varint(field::clock_snapshot::kRealtimeNs, realtime_ns);
+  w.Varint(field::clock_snapshot::kUncertaintyNs, 10);
+  w.EndNested();
+}
+
+void SyntheticStream::Kernel(const KernelSpec& k) {
+  namespace f = field::cuda_kernel;
+  uint64_t name = chunk_.Intern(k.name);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kCudaKernels);
+  w.SInt(f::kStartDeltaNs, chunk_.DeltaNs(field::chunk::kCudaKernels, k.start_ns));
+  w.Varint(f::kDurationNs, k.duration_ns);
+  w.VarintIfNonZero(f::kDeviceId, k.device_id);
+  w.Varint(f::kContextId, k.context_id);
+  w.Varint(f::kStreamId, k.stream_id);
+  w.Varint(f::kCorrelationId, k.correlation_id);
+  w.Varint(f::kNameId, name);
+  w.Int(f::kGridX, 128);
+  w.Int(f::kGridY, 1);
+  w.Int(f::kGridZ, 1);
+  w.Int(f::kBlockX, 256);
+  w.Int(f::kBlockY, 1);
+  w.Int(f::kBlockZ, 1);
+  w.Varint(f::kRegistersPerThread, 32);
+  w.EndNested();
+  chunk_.CountRecord();
+}
+
+void SyntheticStream::Api(const ApiSpec& a) {
+  namespace f = field::cuda_api_call;
+  uint64_t name = chunk_.Intern(a.name);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kCudaApiCalls);
+  w.Varint(f::kKind, 1);
+  w.SInt(f::kStartDeltaNs, chunk_.DeltaNs(field::chunk::kCudaApiCalls, a.start_ns));
+  w.Varint(f::kDurationNs, a.duration_ns);
+  w.Varint(f::kTid, a.tid);
+  w.Varint(f::kCorrelationId, a.correlation_id);
+  w.Varint(f::kCbid, a.cbid);
+  w.Varint(f::kNameId, name);
+  w.EndNested();
+  chunk_.CountRecord();
+}
+
+void SyntheticStream::Nccl(const NcclSpec& e) {
+  namespace f = nccl::field::event;
+  uint64_t func = chunk_.Intern(e.func), datatype = chunk_.Intern(e.datatype), algo = chunk_.Intern(e.algo),
+           proto = chunk_.Intern(e.proto);
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(nccl::field::chunk::kNccl);
+  w.Varint(f::kKind, e.kind);
+  w.SInt(f::kTsDeltaNs, chunk_.DeltaNs(nccl::field::chunk::kNccl, e.ts_ns));
+  w.VarintIfNonZero(f::kEventId, e.event_id);
+  w.VarintIfNonZero(f::kType, e.type);
+  w.VarintIfNonZero(f::kCommIndex, e.comm_index);
+  w.VarintIfNonZero(f::kParentId, e.parent_id);
+  if (e.rank != 0) w.Int(f::kRank, e.rank);
+  w.VarintIfNonZero(f::kFuncStringId, func);
+  w.VarintIfNonZero(f::kDatatypeStringId, datatype);
+  w.VarintIfNonZero(f::kAlgoStringId, algo);
+  w.VarintIfNonZero(f::kProtoStringId, proto);
+  w.VarintIfNonZero(f::kSeqNumber, e.seq_number);
+  w.VarintIfNonZero(f::kCount, e.count);
+  w.VarintIfNonZero(f::kNChannels, e.n_channels);
+  w.VarintIfNonZero(f::kChannelId, e.channel_id);
+  w.VarintIfNonZero(f::kGpuTimerNs, e.gpu_timer_ns);
+  w.VarintIfNonZero(f::kStream, e.stream);
+  w.EndNested();
+  chunk_.CountRecord();
+}
+
+void SyntheticStream::NcclComm(const NcclCommSpec& c) {
+  namespace f = nccl::field::comm;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(nccl::field::chunk::kNcclComms);
+  w.Varint(f::kCommIndex, c.comm_index);
+  w.Varint(f::kCommHash, c.comm_hash);
+  if (!c.name.empty()) w.String(f::kName, c.name);
+  w.Int(f::kNNodes, c.n_nodes);
+  w.Int(f::kNRanks, c.n_ranks);
+  w.Int(f::kRank, c.rank);
+  w.Varint(f::kPluginVersion, c.plugin_version);
+  w.Varint(f::kInitTsNs, c.init_ts_ns);
+  w.Varint(f::kInitTid, c.init_tid);
+  w.Varint(f::kActivationMask, 0x7f47);
+  w.EndNested();
+}
+
+std::string SyntheticStream::Preamble() const {
+  return EncodeStreamPreamble(info_, config_, {start_mono_ns_, start_realtime_ns_, 10}, "test");
+}
+
+std::string SyntheticStream::TakeChunks() {
+  std::string out;
+  out.swap(*chunk_.output());
+  return out;
 }
 
 void SyntheticStream::Close(const std::string& reason) {

@@ -28,6 +28,52 @@ struct NvtxSpec {
   std::optional<double> payload_double;
 };
 
+// A CUDA kernel activity record (process-level chunk) and a CUDA API call.
+struct KernelSpec {
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 1;
+  uint32_t stream_id = 7;
+  uint32_t correlation_id = 0;
+  std::string name;
+};
+struct ApiSpec {
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t tid = 0;
+  uint32_t correlation_id = 0;
+  uint32_t cbid = 211;  // cudaLaunchKernel
+  std::string name = "cudaLaunchKernel_v7000";
+};
+
+// One NCCL profiler-plugin record (schema/nccl.proto NcclEvent).
+struct NcclSpec {
+  uint32_t kind = 0;  // nccl::field::kind::kStart / kStop / kState / kFinalize
+  uint64_t ts_ns = 0;
+  uint64_t event_id = 0;
+  uint32_t type = 0;  // NcclEventType bit
+  uint32_t comm_index = 0;
+  uint64_t parent_id = 0;
+  int32_t rank = 0;
+  std::string func, datatype, algo, proto;
+  uint64_t seq_number = 0;
+  uint64_t count = 0;
+  uint32_t n_channels = 0;
+  uint32_t channel_id = 0;
+  uint64_t gpu_timer_ns = 0;
+  uint64_t stream = 0;
+};
+struct NcclCommSpec {
+  uint32_t comm_index = 1;
+  uint64_t comm_hash = 0;
+  std::string name;
+  int32_t n_nodes = 1, n_ranks = 1, rank = 0;
+  uint32_t plugin_version = 5;
+  uint64_t init_ts_ns = 0;
+  uint32_t init_tid = 0;
+};
+
 class SyntheticStream {
  public:
   // Stream clock (monotonic) and realtime at the session start.
@@ -42,12 +88,22 @@ class SyntheticStream {
   void Domain(uint32_t id, const std::string& name, uint64_t ts_ns, uint32_t tid);
   void RegisteredString(uint64_t id, uint32_t domain_id, const std::string& text);
   void Drops(uint32_t source, uint32_t tid, uint64_t count, uint64_t ts_ns);
+  // A periodic clock pair (Chunk.clock; at most one per chunk).
+  void ClockSnapshot(uint64_t mono_ns, uint64_t realtime_ns);
+  void Kernel(const KernelSpec& k);
+  void Api(const ApiSpec& a);
+  void Nccl(const NcclSpec& e);
+  void NcclComm(const NcclCommSpec& c);
   void EndChunk();
   // The end-of-stream chunk (omit it to simulate a killed process).
   void Close(const std::string& reason = "exit");
 
   // Header + every chunk so far.
   std::string Bytes() const;
+  // Bytes of the chunks written so far (and drops them from memory; Bytes() no longer has them):
+  // long streams are written piecewise, after Preamble().
+  std::string Preamble() const;
+  std::string TakeChunks();
   void WriteTo(const std::string& path) const;
   size_t header_bytes() const;
 

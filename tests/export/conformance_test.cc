@@ -55,8 +55,7 @@ TEST(Conformance, EveryTableHasTheNsysColumns) {
   test::Db fresh(dir.File("fresh.sqlite"), /*read_only=*/false);
   ASSERT_TRUE(nsys::WriteEnumTables(fresh.handle()).ok());
   for (const std::string& t : tables) {
-    // gtrace's own tables carry the GTRACE_ prefix (GTRACE_PROCESS_TREE, GTRACE_NCCL_*): not nsys's.
-    if (t.rfind("GTRACE_", 0) == 0) continue;
+    if (t.rfind("GTRACE_", 0) == 0) continue;  // our own tables (prefixed), e.g. GTRACE_RANKS
     if (t.rfind("ENUM_", 0) != 0) {
       ASSERT_NE(nsys::FindTable(t), nullptr) << "we created a table nsys does not have: " << t;
       ASSERT_TRUE(nsys::CreateTable(fresh.handle(), t).ok()) << t;
@@ -121,11 +120,10 @@ TEST(Conformance, TablesEqualThe3250ReferenceDdl) {
     EXPECT_EQ(TableInfo(ours, t), want) << t;
     ++compared;
   }
-  // Every table of the sample export except MPI_RANKS (not in that capture) and gtrace's own GTRACE_*
-  // tables is in the reference.
+  // Every table of the sample export except MPI_RANKS (not in that capture) and our GTRACE_* tables
+  // is in the reference.
   EXPECT_EQ(compared, static_cast<int>(*ours.Int("SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT "
-                                                 "LIKE 'GTRACE\\_%' ESCAPE '\\'")) -
-                          1);
+                                                 "LIKE 'GTRACE\\_%' ESCAPE '\\'")) - 1);
 }
 
 }  // namespace

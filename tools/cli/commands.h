@@ -14,6 +14,7 @@ int RunProfile(const std::vector<std::string>& args);
 int RunExport(const std::vector<std::string>& args);
 int RunStats(const std::vector<std::string>& args);
 int RunInfo(const std::vector<std::string>& args);
+int RunAnalyze(const std::vector<std::string>& args);
 
 // Capture-window flags of `profile` (--capture-range, --delay, ...), as GTRACE_* variables.
 void AddCaptureFlags(ArgParser* parser, std::map<std::string, std::string>* env);

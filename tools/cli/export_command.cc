@@ -10,7 +10,9 @@
 
 #include "tools/cli/args.h"
 #include "tools/cli/commands.h"
+#include "tools/export/db_merge.h"
 #include "tools/export/exporter.h"
+#include "tools/export/multi_export.h"
 #include "tools/viewers/viewer_export.h"
 
 namespace gt::cli {
@@ -116,13 +118,27 @@ int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOpti
     temp_db = v.output + ".gtrace-tmp-" + std::to_string(getpid()) + ".sqlite";
     so.output = temp_db;
     so.force = true;
-    exporter::ExportResult sr;
-    if (!(st = exporter::ExportSqlite(so, &sr)).ok()) {
+    // Several streams: converted in parallel and clock-aligned like `gtrace export` (multi_export.h).
+    std::vector<std::string> warnings;
+    if (so.inputs.size() > 1) {
+      exporter::MultiExportOptions mo;
+      mo.inputs = so.inputs;
+      mo.output = so.output;
+      mo.force = true;
+      exporter::MultiExportResult mr;
+      st = exporter::ExportMany(mo, &mr);
+      warnings = mr.warnings;
+    } else {
+      exporter::ExportResult sr;
+      st = exporter::ExportSqlite(so, &sr);
+      warnings = sr.warnings;
+    }
+    if (!st.ok()) {
       std::cerr << "gtrace: export: " << st.message() << "\n";
       std::remove(temp_db.c_str());
       return 1;
     }
-    for (const std::string& w : sr.warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    for (const std::string& w : warnings) std::cerr << "gtrace: warning: " << w << "\n";
     v.database = temp_db;
   }
   gt::viewers::ViewerResult result;
@@ -144,6 +160,58 @@ int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOpti
   return 0;
 }
 
+std::string Micros(int64_t ns) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.1f us", static_cast<double>(ns) / 1000.0);
+  return buf;
+}
+
+// One line per clock domain, and the worst rank's residual: what the alignment did and how well.
+void PrintAlignment(const exporter::SessionPlan& plan) {
+  if (plan.domains.size() <= 1) {
+    std::cerr << "gtrace: clock alignment: one clock domain (" << (plan.domains.empty() ? "" : plan.domains[0].host_name)
+              << "): left alone\n";
+    return;
+  }
+  if (!plan.aligned) {
+    std::cerr << "gtrace: clock alignment: off (" << plan.domains.size() << " clock domains mapped through their "
+              << "clock pairs only)\n";
+    return;
+  }
+  std::cerr << "gtrace: clock alignment (" << plan.domains.size() << " " << plan.domain_kind << " domains):\n";
+  size_t shown = 0;
+  for (size_t i = 0; i < plan.domains.size(); ++i) {
+    const exporter::ClockDomain& d = plan.domains[i];
+    const exporter::DomainAlignment& a = d.alignment;
+    if (shown++ == 16) {
+      std::cerr << "gtrace:   ... (" << plan.domains.size() - 16 << " more in GTRACE_CLOCK_ALIGNMENT)\n";
+      break;
+    }
+    std::cerr << "gtrace:   " << d.host_name << (plan.domain_kind == "rank" ? " pid " + std::to_string((d.global_pid >> 24) & 0xffffff) : "")
+              << ": " << a.method;
+    if (a.method == "collectives" || a.method == "clock-pairs") {
+      char drift[32];
+      std::snprintf(drift, sizeof(drift), "%.3f", static_cast<double>(a.correction.drift_ppb) / 1000.0);
+      std::cerr << ", correction " << Micros(a.correction.offset_ns) << " + " << drift << " ppm";
+    }
+    if (a.anchors > 0) {
+      std::cerr << ", residual " << Micros(a.residual_rms_ns) << " rms (error " << Micros(a.stderr_ns) << ", "
+                << a.instances << " collectives";
+      if (a.outliers > 0) std::cerr << ", " << a.outliers << " outliers";
+      std::cerr << ")";
+    }
+    std::cerr << "\n";
+  }
+  size_t worst = 0;
+  for (size_t i = 1; i < plan.streams.size(); ++i) {
+    if (plan.streams[i].residual.rms_ns > plan.streams[worst].residual.rms_ns) worst = i;
+  }
+  if (!plan.streams.empty() && plan.streams[worst].residual.anchors > 0) {
+    std::cerr << "gtrace:   largest per-rank residual: input " << worst << ", " << Micros(plan.streams[worst].residual.rms_ns)
+              << " rms, " << Micros(plan.streams[worst].residual.max_abs_ns) << " max (GTRACE_RANKS)\n";
+  }
+}
+
 }  // namespace
 
 int RunExport(const std::vector<std::string>& args) {
@@ -151,9 +219,12 @@ int RunExport(const std::vector<std::string>& args) {
   std::string type = "sqlite";
   bool viewer = false;
   gt::viewers::ViewerFormat viewer_format = gt::viewers::ViewerFormat::kPerfetto;
-  ArgParser p("export", "gtrace export [options] <stream.gtrace>... | <directory> | <database.sqlite>",
+  ArgParser p("export", "gtrace export [options] <stream.gtrace>... | <directory> | <database.sqlite>...",
               "Converts gtrace streams (one per process/rank) into one SQLite database in the Nsight Systems\n"
-              "export schema 3.25.0 (each stream becomes its own process), or streams or an nsys-schema SQLite\n"
+              "export schema 3.25.0 (each stream becomes its own process; several streams are converted in\n"
+              "parallel and the clocks of different hosts aligned from NCCL collective ends), or one database\n"
+              "per stream (--per-rank); merges gtrace databases (e.g. per-rank exports made inside the job,\n"
+              "docs/multi-rank.md) into one; or converts streams or an nsys-schema SQLite\n"
               "database (ours or nsys's) into a viewer format: perfetto (.pftrace for ui.perfetto.dev),\n"
               "kineto-json (a directory of per-rank Chrome-trace JSON files for Holistic Trace Analysis; a\n"
               "single .json for one rank), paraver (.prv/.pcf/.row). Outputs are written to temporaries and\n"
@@ -183,6 +254,32 @@ int RunExport(const std::vector<std::string>& args) {
            ParseBoolValue(v, &o.force);
            return Status::Ok();
          }});
+  exporter::MultiExportOptions mo;
+  p.Add({"per-rank", 0, false, "", "one database per input stream, in the directory -o names", [&](std::string_view v) {
+           ParseBoolValue(v, &mo.per_rank);
+           return Status::Ok();
+         }});
+  p.Add({"no-align", 0, false, "", "do not align the clocks of different hosts from NCCL collective ends",
+         [&](std::string_view v) {
+           bool off = true;
+           ParseBoolValue(v, &off);
+           mo.align = !off;
+           return Status::Ok();
+         }});
+  p.Add({"align-domain", 0, true, "host|rank",
+         "clock domains to align: host (default; ranks of one host share a clock) or rank (each process its own: a "
+         "check that one host's shared clock comes out with corrections near 0)",
+         [&](std::string_view v) {
+           if (v != "host" && v != "rank") return Status::Error("--align-domain: '" + std::string(v) + "' is not host or rank");
+           mo.align_domain = std::string(v);
+           return Status::Ok();
+         }});
+  p.Add({"jobs", 'j', true, "N", "conversion threads (default: one per core)", [&](std::string_view v) {
+           uint64_t n = 0;
+           Status st = ParseUnsigned("--jobs", v, 1, 1024, &n);
+           mo.jobs = static_cast<unsigned>(n);
+           return st;
+         }});
   std::vector<std::string> inputs;
   bool help = false;
   Status st = p.Parse(args, false, &inputs, &help);
@@ -199,20 +296,83 @@ int RunExport(const std::vector<std::string>& args) {
     return 2;
   }
   if (viewer) return RunViewerExport(viewer_format, o, inputs);
-  if (inputs.size() == 1 && !IsDir(inputs[0]) && IsSqliteFile(inputs[0])) {
-    std::cerr << "gtrace: export: " << inputs[0]
-              << " is already an SQLite database; --type perfetto, kineto-json or paraver convert it\n";
+  // Databases in: merge them (gtrace databases of per-rank exports, docs/multi-rank.md).
+  size_t dbs = 0;
+  for (const std::string& in : inputs) dbs += !IsDir(in) && IsSqliteFile(in) ? 1 : 0;
+  if (dbs > 0 && dbs < inputs.size()) {
+    std::cerr << "gtrace: export: give streams or gtrace databases, not both\n";
     return 2;
+  }
+  if (dbs == 1) {
+    std::cerr << "gtrace: export: " << inputs[0]
+              << " is already an SQLite database; --type perfetto, kineto-json or paraver convert it (several gtrace "
+                 "databases are merged into one)\n";
+    return 2;
+  }
+  if (dbs > 1) {
+    if (o.output.empty()) {
+      std::cerr << "gtrace: export: several inputs: name the merged database with -o\n";
+      return 2;
+    }
+    exporter::MergeOptions m;
+    m.inputs = inputs;
+    m.output = o.output;
+    m.force = o.force;
+    m.align = mo.align;
+    m.align_domain = mo.align_domain;
+    exporter::MergeResult mr;
+    st = exporter::MergeDatabases(m, &mr);
+    if (!st.ok()) {
+      std::cerr << "gtrace: export: " << st.message() << "\n";
+      return 1;
+    }
+    for (const std::string& w : mr.warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    if (!mr.same_session) PrintAlignment(mr.plan);
+    std::cerr << "gtrace: wrote " << o.output << " (" << inputs.size() << " databases, " << mr.processes
+              << " processes" << (mr.same_session ? ", one session" : "") << ")\n";
+    return 0;
   }
   if (!(st = ExpandInputs(inputs, &o.inputs)).ok()) {
     std::cerr << "gtrace: export: " << st.message() << "\n";
     return 1;
   }
-  if (o.output.empty()) {
-    if (o.inputs.size() != 1) {
-      std::cerr << "gtrace: export: several inputs: name the database with -o\n";
-      return 2;
+  if (o.inputs.size() > 1 || mo.per_rank) {
+    mo.inputs = o.inputs;
+    mo.output = o.output;
+    mo.force = o.force;
+    if (mo.output.empty()) {
+      if (!mo.per_rank) {
+        std::cerr << "gtrace: export: several inputs: name the database with -o\n";
+        return 2;
+      }
+      std::string in = o.inputs[0];
+      mo.output = in.find('/') == std::string::npos ? "." : in.substr(0, in.rfind('/'));
     }
+    if (isatty(2) != 0) {
+      mo.progress = [](const std::string& line) { std::cerr << "\rgtrace: " << line << "   " << std::flush; };
+    }
+    exporter::MultiExportResult mr;
+    st = exporter::ExportMany(mo, &mr);
+    if (mo.progress) std::cerr << "\n";
+    if (!st.ok()) {
+      std::cerr << "gtrace: export: " << st.message() << "\n";
+      return 1;
+    }
+    for (const std::string& w : mr.warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    PrintAlignment(mr.plan);
+    if (mo.per_rank) {
+      std::cerr << "gtrace: wrote " << mr.outputs.size() << " databases in " << mo.output << " (" << mr.streams
+                << " streams, " << mr.chunks << " chunks, " << mr.jobs << " threads)\n";
+    } else {
+      char t[96];
+      std::snprintf(t, sizeof(t), "%.1f s alignment pass, %.1f s conversion, %.1f s merge", mr.scan_seconds,
+                    mr.convert_seconds, mr.merge_seconds);
+      std::cerr << "gtrace: wrote " << mo.output << " (" << mr.streams << " streams, " << mr.chunks << " chunks, "
+                << mr.jobs << " threads: " << t << ")\n";
+    }
+    return 0;
+  }
+  if (o.output.empty()) {
     std::string in = o.inputs[0];
     if (in.size() > 7 && in.compare(in.size() - 7, 7, ".gtrace") == 0) in.resize(in.size() - 7);
     o.output = in + ".sqlite";

@@ -15,6 +15,7 @@ constexpr char kUsage[] =
     "  export    convert streams to an SQLite database in the Nsight Systems export schema\n"
     "  stats     print nsys-style reports from such a database (or a stream)\n"
     "  info      describe streams: process, rank, counts, drops, completeness\n"
+    "  analyze   cross-rank analysis: iterations, stragglers, POP efficiency, GPU gaps, HTML heatmap\n"
     "\n"
     "`gtrace <command> --help` describes each. `gtrace --version` prints the version.\n";
 
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   if (cmd == "export") return gt::cli::RunExport(args);
   if (cmd == "stats") return gt::cli::RunStats(args);
   if (cmd == "info") return gt::cli::RunInfo(args);
+  if (cmd == "analyze") return gt::cli::RunAnalyze(args);
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     std::cout << kUsage;
     return 0;

@@ -72,7 +72,7 @@ Status CudaTargetInfo::Write(ExportContext& ctx) {
     int64_t id = static_cast<int64_t>(gpu_ids.size());
     gpu_ids[key] = id;
     const schema::CudaDevice& d = dp->info;
-    int64_t vm = (static_cast<int64_t>(dp->hw_id) << 56) | kVmIdLocal;
+    int64_t vm = HostBits(dp->hw_id);
     // Facts CUPTI does not report (PCI location, chip name, opt-in shared memory) stay NULL.
     gpu->Int(1, vm).Int(2, id).Text(3, d.name());
     gpu->Int(6, d.l2_cache_bytes()).Int(7, static_cast<int64_t>(d.global_memory_bytes()));

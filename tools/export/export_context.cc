@@ -23,7 +23,9 @@ Status ExportContext::StringId(std::string_view text, int64_t* id) {
   if (!st.ok()) return st;
   Statement* ins = db_.Prepare("INSERT INTO StringIds (id, value) VALUES (?, ?)", &st);
   if (ins == nullptr) return st;
-  int64_t new_id = next_string_id_++;
+  // Parts of one export converted concurrently number strings from one shared table, so their
+  // StringIds rows merge without renumbering.
+  int64_t new_id = options_.shared_strings != nullptr ? options_.shared_strings->Id(text) : next_string_id_++;
   st = ins->Int(1, new_id).Text(2, text).Run();
   if (!st.ok()) return st;
   string_ids_.emplace(std::string(text), new_id);

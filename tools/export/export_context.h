@@ -17,15 +17,23 @@
 
 #include "gtrace.pb.h"
 #include "schema/status.h"
+#include "tools/export/clock_align.h"
+#include "tools/export/session_plan.h"
 #include "tools/export/sqlite_db.h"
 
 namespace gt::exporter {
 
 inline constexpr int64_t kVmIdLocal = int64_t{1} << 48;
 
+// The top 16 bits of a global id of host index `hw_id`: <hw:8><vm:8>. nsys writes vm 1 for local
+// processes; an export of more than 256 hosts carries hw_id / 256 in the vm byte (vm = 1 + hw_id /
+// 256), so that every process of a merged thousand-rank export keeps a distinct globalPid.
+inline int64_t HostBits(uint32_t hw_id) {
+  return static_cast<int64_t>((uint64_t{hw_id & 0xffu} << 56) | (uint64_t{(1u + (hw_id >> 8)) & 0xffu} << 48));
+}
+
 inline int64_t PackGlobalTid(uint32_t hw_id, uint32_t pid, uint32_t tid) {
-  return (static_cast<int64_t>(hw_id & 0xff) << 56) | kVmIdLocal | (static_cast<int64_t>(pid & 0xffffff) << 24) |
-         static_cast<int64_t>(tid & 0xffffff);
+  return HostBits(hw_id) | (static_cast<int64_t>(pid & 0xffffff) << 24) | static_cast<int64_t>(tid & 0xffffff);
 }
 
 struct ThreadState {
@@ -43,7 +51,9 @@ struct StreamContext {
   schema::StreamHeader header;
   uint32_t pid = 0;
   uint32_t hw_id = 0;
-  int64_t offset_ns = 0;  // session-relative ns = stream clock ns + offset_ns
+  int64_t offset_ns = 0;  // session-relative ns = stream clock ns + offset_ns (+ correction)
+  ClockCorrection correction;  // cross-host clock alignment (clock_align.h); zero when not aligned
+  ClockPairFit clock_pairs;    // the stream's clock pairs (header + snapshots), for GTRACE_RANKS
   std::unordered_map<uint64_t, std::string> strings;  // interned id -> text
   std::map<uint32_t, ThreadState> threads;
   uint64_t dropped_records = 0;
@@ -59,6 +69,7 @@ struct StreamContext {
   }
   int64_t ToSessionNs(uint64_t stream_ns) {
     int64_t rel = static_cast<int64_t>(stream_ns) + offset_ns;
+    if (!correction.is_zero()) rel = correction.Apply(rel);
     if (rel < 0) {
       ++clamped_timestamps;
       return 0;
@@ -77,6 +88,11 @@ struct ExportOptions {
   std::string output;
   std::vector<std::string> inputs;
   bool force = false;
+  // Set when this export is one part of a larger one (multi_export.h): the shared time base,
+  // host numbering and clock alignment (one placement per input), and a string table shared by
+  // the parts converted concurrently. Null: the inputs are the whole session.
+  const SessionPlan* plan = nullptr;
+  SharedStrings* shared_strings = nullptr;
 };
 
 class ExportContext {

@@ -10,12 +10,14 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <random>
 
 #include "tools/export/callstack_export.h"
 #include "tools/export/nccl_export.h"
 #include "tools/export/cuda_export.h"
 #include "tools/export/gpu_metrics_export.h"
 #include "tools/export/nvtx_export.h"
+#include "tools/export/rank_tables.h"
 #include "tools/export/system_tables.h"
 #include "tools/nsys/nsys_schema.h"
 #include "tools/stream/stream_reader.h"
@@ -101,6 +103,7 @@ Status CoreChunk(ExportContext& ctx, StreamContext& s, const schema::Chunk& chun
     Status st = Diagnostic(ctx, s, s.ToSessionNs(d.ts_ns()), severity, d.source() + ": " + d.text());
     if (!st.ok()) return st;
   }
+  if (chunk.has_clock()) s.clock_pairs.Add(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
   if (chunk.has_stats()) s.stats = chunk.stats();
   if (chunk.end_of_stream()) s.end_of_stream = true;
   return Status::Ok();
@@ -146,6 +149,46 @@ TimeBase ComputeTimeBase(const std::vector<const schema::StreamHeader*>& headers
   return tb;
 }
 
+std::string NewSessionId() {
+  std::random_device rd;
+  uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+               static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+               (static_cast<uint64_t>(::getpid()) << 16);
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+SessionPlan PlanSession(const std::vector<const schema::StreamHeader*>& headers) {
+  TimeBase tb = ComputeTimeBase(headers);
+  SessionPlan plan;
+  plan.session_utc_ns = tb.session_utc_ns;
+  plan.system_clock_ns = tb.system_clock_ns;
+  plan.session_id = NewSessionId();
+  for (size_t i = 0; i < headers.size(); ++i) {
+    StreamPlacement p;
+    p.index = static_cast<uint32_t>(i);
+    p.host_index = tb.host_index[i];
+    p.clock_domain = tb.host_index[i];
+    p.offset_ns = tb.offsets_ns[i];
+    plan.streams.push_back(p);
+    if (p.host_index >= plan.domains.size()) {
+      plan.domains.resize(p.host_index + 1);
+      ClockDomain& d = plan.domains[p.host_index];
+      d.host_name = headers[i]->host_name();
+      d.boot_id = headers[i]->boot_id();
+      d.host_index = p.host_index;
+      d.alignment.aligned_to = p.host_index;
+    }
+  }
+  // One clock domain: nothing to align; its clock is the reference and is left alone.
+  if (plan.domains.size() == 1) {
+    plan.aligned = true;
+    plan.domains[0].alignment.method = "reference";
+  }
+  return plan;
+}
+
 Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
   auto started = std::chrono::steady_clock::now();
   if (options.inputs.empty()) return Status::Error("no input streams given");
@@ -168,11 +211,18 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
     headers.push_back(&reader->header());
     readers.push_back(std::move(reader));
   }
-  TimeBase tb = ComputeTimeBase(headers);
+  SessionPlan own_plan;
+  if (options.plan == nullptr) {
+    own_plan = PlanSession(headers);
+  } else if (options.plan->streams.size() != readers.size()) {
+    return Status::Error("internal: the session plan has " + std::to_string(options.plan->streams.size()) +
+                         " placements for " + std::to_string(readers.size()) + " inputs");
+  }
+  const SessionPlan& plan = options.plan != nullptr ? *options.plan : own_plan;
 
   ExportContext ctx(options);
-  ctx.session_utc_ns = tb.session_utc_ns;
-  ctx.system_clock_ns = tb.system_clock_ns;
+  ctx.session_utc_ns = plan.session_utc_ns;
+  ctx.system_clock_ns = plan.system_clock_ns;
   std::string temp = TempPathFor(options.output);
   ::unlink(temp.c_str());
   Status st = ctx.db().Open(temp);
@@ -195,12 +245,15 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
   schema::Chunk chunk;
   for (size_t i = 0; i < readers.size(); ++i) {
     auto s = std::make_unique<StreamContext>();
-    s->index = i;
+    const StreamPlacement& place = plan.streams[i];
+    s->index = place.index;
     s->path = readers[i]->path();
     s->header = readers[i]->header();
     s->pid = s->header.pid();
-    s->hw_id = ctx.HostIndex(s->header.host_name(), s->header.boot_id());
-    s->offset_ns = tb.offsets_ns[i];
+    s->hw_id = place.host_index;
+    s->offset_ns = place.offset_ns;
+    s->correction = place.correction;
+    s->clock_pairs.Add(s->header.start_clock().stream_clock_ns(), s->header.start_clock().realtime_ns());
     for (const auto& other : ctx.streams()) {
       if (other->pid == s->pid && other->hw_id == s->hw_id) {
         ctx.Warn(s->path + " and " + other->path + " are both pid " + std::to_string(s->pid) + " on host " +
@@ -249,6 +302,7 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!(st = WriteSystemTables(ctx, seconds)).ok()) return fail(st);
+  if (!(st = WriteRankTables(ctx, plan)).ok()) return fail(st);
   if (!(st = ctx.db().Exec("COMMIT")).ok()) return fail(st);
   if (!(st = ctx.db().Close()).ok()) return fail(st);
   if (::rename(temp.c_str(), options.output.c_str()) != 0) {

@@ -30,5 +30,9 @@ struct TimeBase {
   std::vector<uint32_t> host_index;
 };
 TimeBase ComputeTimeBase(const std::vector<const schema::StreamHeader*>& headers);
+// The session of a set of stream headers without alignment: time base, one clock domain per host.
+SessionPlan PlanSession(const std::vector<const schema::StreamHeader*>& headers);
+// A random id shared by every database of one export (GTRACE_RANKS.sessionId).
+std::string NewSessionId();
 
 }  // namespace gt::exporter

@@ -52,6 +52,10 @@ Status WriteProcessTree(ExportContext& ctx) {
   std::set<std::pair<uint32_t, uint32_t>> traced;  // (hw id, pid)
   for (auto& sp : ctx.streams())
     traced.insert({sp->hw_id, sp->pid});
+  if (ctx.options().plan != nullptr) {  // one part of a larger export: the whole session's processes
+    for (const auto& hp : ctx.options().plan->traced_processes)
+      traced.insert(hp);
+  }
   std::map<std::pair<uint32_t, uint32_t>, Row> rows;
   for (auto& sp : ctx.streams()) {
     const schema::StreamHeader& h = sp->header;

@@ -120,7 +120,7 @@ Status WriteSystemEnv(ExportContext& ctx) {
     for (uint32_t d : done) seen |= d == sp->hw_id;
     if (seen) continue;
     done.push_back(sp->hw_id);
-    int64_t vid = (static_cast<int64_t>(sp->hw_id) << 56) | kVmIdLocal;
+    int64_t vid = HostBits(sp->hw_id);
     // Names and nameEnum values as nsys writes them (shared notes, TARGET_INFO_SYSTEM_ENV).
     struct Row {
       const char* name;
