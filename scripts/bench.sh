@@ -48,6 +48,25 @@ eps=$(awk -v n="$events" -v t="$secs" 'BEGIN {printf "%.0f", n / t}')
 bpe=$(awk -v b="$bytes" -v n="$events" 'BEGIN {printf "%.2f", b / n}')
 echo "   $secs s (median of 3) = $eps events/s; $rows NVTX_EVENTS rows; stream $bytes bytes = $bpe bytes/event"
 
+echo "== export on one core and on all cores: $events events in 4 streams (4 processes)"
+for k in 0 1 2 3; do
+  "$BUILD/bin/make_stream" "$work/part-$k.gtrace" --events $((events / 4)) --pid $((5000 + k)) >/dev/null
+done
+: > "$work/exp1"; : > "$work/expn"
+for r in 1 2 3; do  # alternating, side by side
+  for j in 1 n; do
+    rm -f "$work/parts.sqlite"
+    jobs=$([ "$j" = 1 ] && echo 1 || nproc)
+    s=$(date +%s.%N); "$BUILD/bin/gtrace" export -j "$jobs" -o "$work/parts.sqlite" "$work"/part-*.gtrace 2>/dev/null
+    e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN {print e - s}' >> "$work/exp$j"
+  done
+done
+secs1=$(median < "$work/exp1"); secsn=$(median < "$work/expn")
+eps1=$(awk -v n="$events" -v t="$secs1" 'BEGIN {printf "%.0f", n / t}')
+epsn=$(awk -v n="$events" -v t="$secsn" 'BEGIN {printf "%.0f", n / t}')
+speedup=$(awk -v a="$secs1" -v b="$secsn" 'BEGIN {printf "%.2f", a / b}')
+echo "   -j 1: $secs1 s ($eps1 events/s)   -j $(nproc): $secsn s ($epsn events/s)   speed-up ${speedup}x"
+
 echo "== bytes per record on disk, by event kind"
 env GTRACE_OUTPUT="$work/sz-nvtx" LD_PRELOAD="$BUILD/lib/libgtrace.so" "$BUILD/bin/nvtx_threads" --threads 4 --iterations 200 --work-us 10 >/dev/null
 env GTRACE_OUTPUT="$work/sz-cuda" GTRACE_CUPTI_PATH="$BUILD/lib/libgt_fake_cupti.so" LD_PRELOAD="$BUILD/lib/libgtrace.so" \
@@ -101,6 +120,16 @@ Synthetic stream: $events NVTX events (push/pop, 2 levels, 8 threads, 100 names)
 | events | seconds | events/s | NVTX_EVENTS rows |
 |---|---|---|---|
 | $events | $secs | $eps | $rows |
+
+The same number of events in 4 streams (4 processes of one host, as 4 ranks), exported into one
+database with one conversion thread (\`-j 1\`) and with one per core (\`-j $(nproc)\`, the default), then
+merged (docs/multi-rank.md); alternating, median of 3 each:
+
+| threads | seconds | events/s |
+|---|---|---|
+| 1 | $secs1 | $eps1 |
+| $(nproc) | $secsn | $epsn |
+| speed-up | ${speedup}x | |
 
 ## Bytes per record on disk (bench/stream_sizes)
 Streams of the NVTX sample (4 threads), of \`hammer\` against the fake CUPTI (a test double: the

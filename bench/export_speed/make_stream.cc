@@ -1,7 +1,8 @@
 // make_stream: writes a synthetic gtrace stream of N NVTX events (push/pop pairs on T threads, 100
 // distinct names, nesting depth 2) with the library's own encoder, for the export benchmark.
 //
-//   make_stream OUT.gtrace [--events N] [--threads T]
+//   make_stream OUT.gtrace [--events N] [--threads T] [--pid P]
+// (--pid: distinct pids make distinct processes, for the all-cores export of several streams)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,22 +12,24 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T]\n");
+    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T] [--pid P]\n");
     return 2;
   }
   long events = 10000000, threads = 8;
+  uint32_t pid = 4242;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string f = argv[i];
     if (f == "--events") events = std::atol(argv[i + 1]);
     if (f == "--threads") threads = std::atol(argv[i + 1]);
+    if (f == "--pid") pid = static_cast<uint32_t>(std::atol(argv[i + 1]));
   }
-  gt::test::SyntheticStream s(4242, 1000000000, 1700000000000000000ull);
+  gt::test::SyntheticStream s(pid, 1000000000, 1700000000000000000ull);
   const long per_chunk = 8192;  // events per chunk, as a busy thread's drain would produce
   long written = 0;
   uint64_t ts = 1000000000;
   long chunk_index = 0;
   while (written < events) {
-    uint32_t tid = 4242 + static_cast<uint32_t>(chunk_index % threads);
+    uint32_t tid = pid + static_cast<uint32_t>(chunk_index % threads);
     s.BeginChunk(1 + chunk_index % threads, tid, ts);
     for (long i = 0; i + 4 <= per_chunk && written < events; i += 4, written += 4) {
       std::string name = "range-" + std::to_string((written / 4) % 100);
