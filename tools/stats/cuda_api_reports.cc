@@ -36,16 +36,12 @@ gt::Status BuildCudaApiSum(Database& db, Table* table) {
     return status;
   std::map<std::string, std::vector<int64_t>> groups;
   int64_t grand_total = 0;
-  for (;;) {
-    bool has_row = false;
-    status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (!has_row)
-      break;
+  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     groups[StripApiVersionSuffix(statement.Text(0))].push_back(statement.Int(1));
     grand_total += statement.Int(1);
   }
+  if (!status.ok())
+    return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Num Calls"),
                     NumberColumn("Avg (ns)"), NumberColumn("Med (ns)"),        NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"), NumberColumn("StdDev (ns)"),     TextColumn("Name")};
@@ -83,13 +79,7 @@ gt::Status BuildCudaApiTrace(Database& db, Table* table) {
   table->columns = {NumberColumn("Start (ns)"), NumberColumn("Duration (ns)"), TextColumn("Name"),
                     NumberColumn("Result"),     NumberColumn("CorrID"),        NumberColumn("Pid"),
                     NumberColumn("Tid"),        NumberColumn("T-Pri"),         TextColumn("Thread Name")};
-  for (;;) {
-    bool has_row = false;
-    status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (!has_row)
-      break;
+  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     const auto optional_int = [&](int column) {
       return statement.IsNull(column) ? Cell::Null() : Cell::Int(statement.Int(column));
     };
@@ -100,7 +90,7 @@ gt::Status BuildCudaApiTrace(Database& db, Table* table) {
                            global_tid ? Cell::Int(TidOf(*global_tid)) : Cell::Null(), optional_int(6),
                            statement.IsNull(7) ? Cell::Null() : Cell::Text(statement.Text(7))});
   }
-  return gt::Status::Ok();
+  return status;
 }
 
 }  // namespace gt::stats

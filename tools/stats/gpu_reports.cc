@@ -75,15 +75,11 @@ gt::Status LoadMemOps(Database& db, const Table& table, std::vector<MemOp>* ops)
     status = db.Prepare(sql, &statement);
     if (!status.ok())
       return status;
-    for (;;) {
-      bool has_row = false;
-      status = statement.Step(&has_row);
-      if (!status.ok())
-        return status;
-      if (!has_row)
-        break;
+    for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
       ops->push_back(MemOp{statement.Text(0), statement.Int(1), statement.Int(2)});
     }
+    if (!status.ok())
+      return status;
   }
   return gt::Status::Ok();
 }
@@ -97,29 +93,21 @@ class DeviceNames {
     gt::Status status = db.Prepare("SELECT id, name FROM TARGET_INFO_GPU", &statement);
     if (!status.ok())
       return status;
-    for (;;) {
-      bool has_row = false;
-      status = statement.Step(&has_row);
-      if (!status.ok())
-        return status;
-      if (!has_row)
-        break;
+    for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
       by_gpu_id_[statement.Int(0)] = statement.Text(1);
     }
+    if (!status.ok())
+      return status;
     if (!db.HasTable("TARGET_INFO_CUDA_DEVICE"))
       return gt::Status::Ok();
     status = db.Prepare("SELECT pid, cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE WHERE gpuId IS NOT NULL", &statement);
     if (!status.ok())
       return status;
-    for (;;) {
-      bool has_row = false;
-      status = statement.Step(&has_row);
-      if (!status.ok())
-        return status;
-      if (!has_row)
-        break;
+    for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
       gpu_of_device_[{statement.Int(0), statement.Int(1)}] = statement.Int(2);
     }
+    if (!status.ok())
+      return status;
     return gt::Status::Ok();
   }
 
@@ -175,13 +163,7 @@ gt::Status AppendTraceRows(Database& db, const std::string& sql, int kind, MakeR
   gt::Status status = db.Prepare(sql, &statement);
   if (!status.ok())
     return status;
-  for (;;) {
-    bool has_row = false;
-    status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (!has_row)
-      break;
+  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     TraceRow row;
     row.start = statement.Int(0);
     row.kind = kind;
@@ -189,7 +171,7 @@ gt::Status AppendTraceRows(Database& db, const std::string& sql, int kind, MakeR
     row.cells = make(statement);
     rows->push_back(std::move(row));
   }
-  return gt::Status::Ok();
+  return status;
 }
 
 }  // namespace
@@ -206,16 +188,12 @@ gt::Status BuildCudaGpuKernSum(Database& db, Table* table) {
     return status;
   std::map<std::string, std::vector<int64_t>> groups;
   int64_t grand_total = 0;
-  for (;;) {
-    bool has_row = false;
-    status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (!has_row)
-      break;
+  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     groups[statement.Text(0)].push_back(statement.Int(1));
     grand_total += statement.Int(1);
   }
+  if (!status.ok())
+    return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Instances"),
                     NumberColumn("Avg (ns)"), NumberColumn("Med (ns)"),        NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"), NumberColumn("StdDev (ns)"),     TextColumn("Name")};

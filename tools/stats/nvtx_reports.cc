@@ -89,13 +89,7 @@ gt::Status LoadRanges(Database& db, std::vector<NvtxRange>* ranges) {
   gt::Status status = db.Prepare(sql, &statement);
   if (!status.ok())
     return status;
-  for (;;) {
-    bool has_row = false;
-    status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (!has_row)
-      break;
+  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     NvtxRange range;
     const int64_t event_type = statement.Int(0);
     range.push_pop = event_type == 59 || event_type == 70;
@@ -108,7 +102,7 @@ gt::Status LoadRanges(Database& db, std::vector<NvtxRange>* ranges) {
     range.name = statement.Text(5);
     ranges->push_back(std::move(range));
   }
-  return gt::Status::Ok();
+  return status;
 }
 
 // Fills one summary row: Time (%), Total, count, Avg, Med, Min, Max, StdDev.
@@ -146,13 +140,7 @@ gt::Status LoadGpuOps(Database& db, std::string_view gpu_table, OpsByLaunch* ops
                  &statement);
   if (!status.ok())
     return status;
-  for (;;) {
-    bool has_row = false;
-    status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (!has_row)
-      break;
+  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     OpSpan span{statement.Int(2), statement.Int(3), statement.Int(4)};
     auto [it, inserted] = ops->try_emplace({statement.Int(0), statement.Int(1)}, span);
     if (!inserted) {
@@ -161,7 +149,7 @@ gt::Status LoadGpuOps(Database& db, std::string_view gpu_table, OpsByLaunch* ops
       it->second.count += span.count;
     }
   }
-  return gt::Status::Ok();
+  return status;
 }
 
 struct ApiCall {
@@ -180,16 +168,10 @@ gt::Status LoadApiCalls(Database& db, std::map<int64_t, std::vector<ApiCall>>* c
       &statement);
   if (!status.ok())
     return status;
-  for (;;) {
-    bool has_row = false;
-    status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (!has_row)
-      break;
+  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     (*calls)[statement.Int(0)].push_back(ApiCall{statement.Int(1), statement.Int(2), statement.Int(3)});
   }
-  return gt::Status::Ok();
+  return status;
 }
 
 // Stack level and direct-child count of each push/pop range of one thread (indices into `ranges`).
