@@ -71,6 +71,7 @@ struct Session {
   std::atomic<int> terminate_signal{0};      // set by a signal handler whose default action kills
   std::atomic<bool> ended{false};
   std::atomic<bool> thread_exited{false};
+  std::atomic<bool> thread_started{false};  // the drain thread finished its start-up (first write)
   std::string end_reason = "exit";
   std::mutex diag_mutex;
   std::vector<PendingDiagnostic> diags;  // guarded by diag_mutex
@@ -184,6 +185,7 @@ void* DrainMain(void* arg) {
   uint64_t last_clock = last_write;
   s->drainer->EmitClockSnapshot();
   WriteOutput(s);
+  s->thread_started.store(true, std::memory_order_release);
   while (true) {
     pollfd p{s->wake_read, POLLIN, 0};
     ::poll(&p, 1, 10);
@@ -392,6 +394,15 @@ Session* StartSession() {
     ::close(fds[0]);
     ::close(fds[1]);
     return nullptr;
+  }
+  // Wait (once, at most 200 ms) until the drain thread is past its start-up allocations. An
+  // application that forks right after its first NVTX call (fork_child, DataLoader workers) would
+  // otherwise fork while that thread is inside the allocator: glibc's malloc survives that, but
+  // allocators without fork handlers (ASan's in GCC 12, some custom mallocs) leave the child's next
+  // thread waiting on a lock nobody holds.
+  for (int i = 0; i < 2000 && !s->thread_started.load(std::memory_order_acquire); ++i) {
+    timespec pause{0, 100000};
+    ::nanosleep(&pause, nullptr);
   }
   pthread_once(&g_key_once, CreateThreadKey);
   return s.release();

@@ -101,7 +101,9 @@ TEST(Faults, SixtyFourThreadsForTenSeconds) {
   // Each launch makes an API record and a kernel record; CUPTI-side losses are counted together.
   EXPECT_EQ(c.kernels + c.api_calls + c.cupti_drops, 2 * kernels);
   // Drops, if any, are announced; nothing else is.
-  if (c.thread_drops + c.cupti_drops == 0) EXPECT_EQ(r.err, "");
+  if (c.thread_drops + c.cupti_drops == 0) {
+    EXPECT_EQ(r.err, "");
+  }
   RunResult e = RunProgram({test::CliPath(), "export", streams[0]});
   EXPECT_EQ(e.exit_code, 0) << e.err;
 }
