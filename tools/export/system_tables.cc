@@ -222,10 +222,13 @@ Status WriteSystemTables(ExportContext& ctx, double export_seconds) {
   int64_t now_ns = static_cast<int64_t>(time(nullptr)) * 1000000000;
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
+  // getpwuid_r: the parts of a many-rank export run this on several threads at once.
   const char* user = getenv("USER");
+  char pw_buf[4096];
   if (user == nullptr) {
-    struct passwd* pw = getpwuid(getuid());
-    user = pw != nullptr ? pw->pw_name : "";
+    struct passwd pw_entry;
+    struct passwd* pw = nullptr;
+    user = getpwuid_r(getuid(), &pw_entry, pw_buf, sizeof(pw_buf), &pw) == 0 && pw != nullptr ? pw->pw_name : "";
   }
   char elapsed[32];
   snprintf(elapsed, sizeof(elapsed), "%.2f sec", export_seconds);
