@@ -122,7 +122,6 @@ class Module {
   std::condition_variable run_cv_;
   bool stop_requested_ = false;          // under run_mu_
   bool thread_done_ = false;             // under run_mu_
-  bool sampling_on_ = false;             // metrics thread
   int64_t clock_offset_ns_ = 0;          // metrics thread
   bool same_clock_ = false;              // set before the thread starts
   bool profiler_initialized_ = false;    // metrics thread

@@ -18,6 +18,17 @@ std::string Col(SqliteReader* db, const char* table, const char* alias, const ch
   return db->HasColumn(table, column) ? std::string(alias) + "." + column : std::string(fallback);
 }
 
+// The columns every GPU-activity cursor selects first: start, end, globalPid, deviceId, streamId,
+// correlationId (NULL: -1).
+void DecodeGpuHead(const Query& q, Event* e) {
+  e->start_ns = q.Int(0);
+  e->end_ns = std::max(q.Int(1), e->start_ns);
+  e->global_pid = q.Int(2);
+  e->device_id = q.Int(3);
+  e->stream_id = q.Int(4);
+  e->correlation_id = q.IsNull(5) ? -1 : q.Int(5);
+}
+
 }  // namespace
 
 // One table's rows in start order, decoded into Events.
@@ -177,12 +188,7 @@ Status EventSource::AddCursors() {
                       launch_join + " ORDER BY g.start, g.end DESC";
     st = add(sql, 2, [decode_launch](const Query& q, Event* e) {
       e->kind = EventKind::kKernel;
-      e->start_ns = q.Int(0);
-      e->end_ns = std::max(q.Int(1), e->start_ns);
-      e->global_pid = q.Int(2);
-      e->device_id = q.Int(3);
-      e->stream_id = q.Int(4);
-      e->correlation_id = q.IsNull(5) ? -1 : q.Int(5);
+      DecodeGpuHead(q, e);
       e->name = q.Text(6);
       e->short_name = q.Text(7);
       for (int i = 0; i < 3; ++i) {
@@ -206,12 +212,7 @@ Status EventSource::AddCursors() {
                       launch_cols + " FROM " + kMemcpy + " g" + launch_join + " ORDER BY g.start, g.end DESC";
     st = add(sql, 3, [decode_launch](const Query& q, Event* e) {
       e->kind = EventKind::kMemcpy;
-      e->start_ns = q.Int(0);
-      e->end_ns = std::max(q.Int(1), e->start_ns);
-      e->global_pid = q.Int(2);
-      e->device_id = q.Int(3);
-      e->stream_id = q.Int(4);
-      e->correlation_id = q.IsNull(5) ? -1 : q.Int(5);
+      DecodeGpuHead(q, e);
       e->bytes = q.Int(6);
       e->copy_kind = q.Int(7);
       e->src_kind = q.IsNull(8) ? -1 : q.Int(8);
@@ -230,12 +231,7 @@ Status EventSource::AddCursors() {
                       launch_join + " ORDER BY g.start, g.end DESC";
     st = add(sql, 4, [decode_launch](const Query& q, Event* e) {
       e->kind = EventKind::kMemset;
-      e->start_ns = q.Int(0);
-      e->end_ns = std::max(q.Int(1), e->start_ns);
-      e->global_pid = q.Int(2);
-      e->device_id = q.Int(3);
-      e->stream_id = q.Int(4);
-      e->correlation_id = q.IsNull(5) ? -1 : q.Int(5);
+      DecodeGpuHead(q, e);
       e->bytes = q.Int(6);
       e->mem_kind = q.IsNull(7) ? -1 : q.Int(7);
       decode_launch(q, 8, e);
@@ -249,12 +245,8 @@ Status EventSource::AddCursors() {
                       kSync + " ORDER BY start, end DESC";
     st = add(sql, 5, [](const Query& q, Event* e) {
       e->kind = EventKind::kSync;
-      e->start_ns = q.Int(0);
-      e->end_ns = std::max(q.Int(1), e->start_ns);
-      e->global_pid = q.Int(2);
-      e->device_id = q.Int(3);
+      DecodeGpuHead(q, e);
       e->stream_id = q.Int(4) == kInvalidStream ? -1 : q.Int(4);
-      e->correlation_id = q.IsNull(5) ? -1 : q.Int(5);
       e->sync_type = q.Int(6);
       return true;
     });
