@@ -86,6 +86,9 @@ export GT_RESULTS=$base/results.txt
 : >"$GT_RESULTS"
 real_out=${OUT:-}
 [ -n "$real_out" ] && mkdir -p "$real_out"
+if [ -n "$real_out" ] && [ ${#selected[@]} -gt 3 ]; then
+  echo "== note: ${#selected[@]} parts write $((1 + 2 * ${#selected[@]})) files to \$OUT; the device tool brings back 8 (3 parts a call)"
+fi
 summary=$base/summary.txt
 
 {
