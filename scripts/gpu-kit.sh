@@ -47,7 +47,8 @@ if [ -z "$BUILD" ]; then
   # shellcheck disable=SC2086  # GT_KIT_CMAKE_ARGS: extra -D flags, e.g. the ccache launchers
   cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGT_BUILD_TESTS=OFF -DGT_BUILD_BENCH=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 ${GT_KIT_CMAKE_ARGS:-} >/dev/null
-  cmake --build "$BUILD" -j"$(nproc)" --target gtrace gtrace_cli cuda_streams >/dev/null
+  cmake --build "$BUILD" -j"$(nproc)" --target gtrace gtrace_cli cuda_streams >"$BUILD/kit-build.log" 2>&1 ||
+    { tail -30 "$BUILD/kit-build.log"; echo "gpu-kit: the build failed (log: $BUILD/kit-build.log)" >&2; exit 1; }
 fi
 BUILD=$(cd "$BUILD" && pwd)
 for f in bin/gtrace lib/libgtrace.so bin/cuda_streams; do

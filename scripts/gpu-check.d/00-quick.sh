@@ -57,7 +57,8 @@ traced() {
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
   rm -rf "${work:?}/$mode" && mkdir -p "$work/$mode"
-  local t0=$(gt_now)
+  local t0
+  t0=$(gt_now)
   # env sets the variables for the application alone (not for timeout).
   gt_timeout 150 env GTRACE_OUTPUT="$work/$mode/t-%p" "${envs[@]}" "$@" >"$work/$mode.out" 2>"$work/$mode.err"
   local rc=$?

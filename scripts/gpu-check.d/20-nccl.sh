@@ -52,6 +52,7 @@ run_case() {
 two_hosts() {
   local d="$W/$1" pre=()
   mkdir -p "$d"
+  # shellcheck disable=SC2054  # -t takes a comma list
   [ "${2:-}" = gtrace ] && pre=("$GT_BUILD/bin/gtrace" profile -t cuda,nvtx,nccl -o "$d/r-%p" --)
   CUDA_VISIBLE_DEVICES=0 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo \
     NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET \
