@@ -66,6 +66,7 @@ if [ -e "$OUT_DIR" ]; then
 fi
 mkdir -p "$OUT_DIR"
 KIT=$(cd "$OUT_DIR" && pwd)
+echo "incomplete: gpu-kit.sh did not finish" >"$KIT/KIT.txt"  # ours from the start: a rerun may replace it
 
 # 1. The relocatable bundle, exactly as scripts/bundle.sh stages it.
 bash "$SRC/scripts/bundle-stage.sh" "$BUILD" "$KIT" >/dev/null
@@ -98,6 +99,7 @@ cat >"$KIT/gpu-check.sh" <<'SH'
 # The kit's entry point: scripts/gpu-check.sh with this directory as build and source.
 #   bash gpu-kit/gpu-check.sh --list | --part N [--part M ...]     (see scripts/gpu-check.sh)
 kit=$(cd "$(dirname "$0")" && pwd)
+chmod +x "$kit"/bin/* 2>/dev/null  # in case a copy on the way dropped the modes
 exec bash "$kit/scripts/gpu-check.sh" --build "$kit" "$@"
 SH
 chmod +x "$KIT/gpu-check.sh" "$KIT/scripts/gpu-check.sh" "$KIT"/scripts/gpu-check.d/*.sh
@@ -110,7 +112,10 @@ tree_bytes=$( (cd "$SRC" && git ls-files -z 2>/dev/null | xargs -0 -r du -cb 2>/
 tree_bytes=${tree_bytes:-0}
 {
   echo "gtrace GPU kit, $(date -u +%FT%TZ), commit $commit$dirty, build $BUILD"
-  echo "$("$KIT/bin/gtrace" --version); CUDA sample: $(readelf -d "$KIT/bin/cuda_streams" | grep -o 'libcudart[^]]*')"
+  archs=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
+  [ -n "$archs" ] || archs="80 90 (the project default)"
+  echo "$("$KIT/bin/gtrace" --version); CUDA sample: $(readelf -d "$KIT/bin/cuda_streams" | grep -o 'libcudart[^]]*')," \
+       "CUDA architectures $archs, each as SASS + PTX"
   echo "size without this file: $kit_bytes bytes (limit, with the tracked tree of $tree_bytes bytes: $LIMIT_BYTES)"
   echo
   (cd "$KIT" && find . -type f ! -name KIT.txt -printf '%10s  %P\n' | sort -k2)
