@@ -11,7 +11,8 @@
 #
 # In the GPU kit (scripts/gpu-kit.sh) the kit is both build and source: `bash gpu-kit/gpu-check.sh
 # --part 0`. Outside a kit the build dir defaults to build/ and is built when it lacks gtrace.
-# Each part runs under `timeout` (GT_PART_LIMIT_S, default 450 s) and gets GT_PART_DEADLINE (epoch
+# Each part runs under `timeout` (GT_PART_LIMIT_S, default 450 s, or its own shorter
+# `# limit-seconds: N` header line) and gets GT_PART_DEADLINE (epoch
 # seconds) for its own per-command timeouts (gpu-check.d/common.bash: gt_timeout).
 # Contract with a part: $GT_BUILD (dir with bin/gtrace, lib/libgtrace.so, bin/<samples>), $GT_SRC
 # (dir with scripts/ and samples/: the repository or the kit), $GT_WORK (this part's scratch dir),
@@ -39,15 +40,20 @@ limit_s=${GT_PART_LIMIT_S:-450}
 
 # Parts: every *.sh in gpu-check.d, in name order. Header lines a part may carry:
 #   # expected-minutes: 3      (GPU-machine minutes it is expected to take)
+#   # limit-seconds: 290       (stop it sooner than GT_PART_LIMIT_S)
 all_parts=()
 for f in "$GT_SRC"/scripts/gpu-check.d/*.sh; do [ -e "$f" ] && all_parts+=("$(basename "$f" .sh)"); done
 expected_min() { local m; m=$(grep -m1 -oE '^# expected-minutes: [0-9.]+' "$GT_SRC/scripts/gpu-check.d/$1.sh" | awk '{print $3}'); echo "${m:-?}"; }
+part_limit() { local l; l=$(grep -m1 -oE '^# limit-seconds: [0-9]+' "$GT_SRC/scripts/gpu-check.d/$1.sh" | awk '{print $3}')
+  if [ -n "$l" ] && [ "$l" -lt "$limit_s" ]; then echo "$l"; else echo "$limit_s"; fi; }
 describe() { sed -n '2p' "$GT_SRC/scripts/gpu-check.d/$1.sh" | sed -E 's/^# *//; s/^[0-9]+-[a-z0-9-]+: *//' | cut -c1-90; }
 
 if [ "$list" = 1 ]; then
-  printf '%-16s %-9s %s\n' part minutes what
-  for p in "${all_parts[@]}"; do printf '%-16s %-9s %s\n' "$p" "$(expected_min "$p")" "$(describe "$p")"; done
-  echo "(each part is stopped after ${limit_s} s; run one part per device command)"
+  printf '%-16s %-8s %-6s %s\n' part minutes limit what
+  for p in "${all_parts[@]}"; do
+    printf '%-16s %-8s %-6s %s\n' "$p" "$(expected_min "$p")" "$(part_limit "$p")s" "$(describe "$p")"
+  done
+  echo "(limit: a part is stopped after that many seconds; at most 3 parts a device command)"
   exit 0
 fi
 
@@ -147,16 +153,17 @@ for name in "${selected[@]}"; do
   export GT_WORK=$base/$name
   mkdir -p "$GT_WORK/out"
   start=$(date +%s)
-  export GT_PART_DEADLINE=$((start + limit_s - 15))
-  echo "== $name (expected $(expected_min "$name") min, stopped after ${limit_s} s)" | tee -a "$summary"
+  limit=$(part_limit "$name")
+  export GT_PART_DEADLINE=$((start + limit - 15))
+  echo "== $name (expected $(expected_min "$name") min, stopped after ${limit} s)" | tee -a "$summary"
   before=$(wc -l <"$GT_RESULTS")
   # The part's own $OUT is inside its scratch dir: everything it keeps comes back in one archive.
-  OUT=$GT_WORK/out timeout -k 10 "$limit_s" bash "$check" 2>&1 | tee "$base/$name.log"
+  OUT=$GT_WORK/out timeout -k 10 "$limit" bash "$check" 2>&1 | tee "$base/$name.log"
   rc=${PIPESTATUS[0]}
   elapsed=$(($(date +%s) - start))
   after=$(wc -l <"$GT_RESULTS")
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    echo "FAIL $name: timed out after ${limit_s} s (the lines above it finished; log: $name.log)" >>"$GT_RESULTS"
+    echo "FAIL $name: timed out after ${limit} s (the lines above it finished; log: $name.log)" >>"$GT_RESULTS"
   elif [ "$rc" -ne 0 ] && [ "$after" -eq "$before" ]; then
     echo "FAIL $name: exited $rc without a result line (log: $name.log)" >>"$GT_RESULTS"
   fi

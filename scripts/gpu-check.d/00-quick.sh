@@ -13,6 +13,7 @@
 #  5. torch.profiler inside a gtrace process: the application runs to its end.
 # Each step is independent: a failure is reported and the next step runs.
 # expected-minutes: 3 (on one H100/H200; gpu-check.sh --list)
+# limit-seconds: 290 (under 5 minutes, whatever happens)
 set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 00-quick

@@ -38,8 +38,9 @@ echo "SKIP 15-unknown: no GPU (stand-in)" >>"$GT_RESULTS"
 SH
 cat >"$D/20-slow.sh" <<'SH'
 #!/usr/bin/env bash
-# 20-slow: overruns its limit
+# 20-slow: overruns its own limit (2 s, below GT_PART_LIMIT_S)
 # expected-minutes: 0.1
+# limit-seconds: 2
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 echo "PASS 20-slow: before the hang" >>"$GT_RESULTS"
 gt_timeout 600 sleep 60
@@ -55,7 +56,8 @@ run() { (cd "$T" && env TMPDIR="$T" GT_PART_LIMIT_S=3 "$@"); }
 
 list=$(run bash kit/scripts/gpu-check.sh --list) || fail "--list exited $?"
 echo "$list"
-echo "$list" | grep -qE '^00-first +1 +passes' || fail "--list: no '00-first 1 passes...' line"
+echo "$list" | grep -qE '^00-first +1 +3s +passes' || fail "--list: no '00-first 1 3s passes...' line"
+echo "$list" | grep -qE '^20-slow +0.1 +2s +overruns' || fail "--list: 20-slow's own limit (2 s) not shown"
 echo "$list" | grep -qE '^15-unknown +\? ' || fail "--list: 15-unknown should show '?' minutes"
 [ "$(echo "$list" | grep -cE '^[0-9]{2}-')" = 4 ] || fail "--list: want 4 parts"
 
@@ -79,7 +81,7 @@ grep -qx 'too-big.bin' "$T/tar1.txt" && fail "a 9 MiB file went into the archive
 tar -xzOf "$T/out1/00-first-files.tar.gz" files-left-out.txt | grep -q 'too-big.bin' ||
   fail "files-left-out.txt does not name too-big.bin"
 
-# --part slow: stopped at GT_PART_LIMIT_S (3 s), a FAIL line, exit 1, the line before the hang kept.
+# --part slow: stopped at its own limit (2 s), a FAIL line, exit 1, the line before the hang kept.
 start=$(date +%s)
 run env OUT="$T/out2" bash kit/scripts/gpu-check.sh --part slow >"$T/run2.txt" 2>&1
 rc=$?
@@ -87,7 +89,7 @@ took=$(($(date +%s) - start))
 cat "$T/run2.txt"
 [ "$rc" = 1 ] || fail "an overrunning part should make the run exit 1, got $rc"
 [ "$took" -lt 25 ] || fail "the overrunning part was not stopped in time ($took s)"
-grep -q '^FAIL 20-slow: timed out after 3 s' "$T/out2/summary.txt" || fail "no timeout FAIL line"
+grep -q '^FAIL 20-slow: timed out after 2 s' "$T/out2/summary.txt" || fail "no timeout FAIL line after 2 s"
 grep -q '^PASS 20-slow: before the hang$' "$T/out2/summary.txt" || fail "the line before the hang is lost"
 grep -q 'must not appear' "$T/out2/summary.txt" && fail "the part went on after its limit"
 
