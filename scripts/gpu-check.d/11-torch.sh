@@ -4,11 +4,13 @@
 # cudaProfilerStart/Stop window around the measured steps, once inside torch.profiler. The kernel
 # count and the multiset of kernel names (demangled, as both tools print them) must be equal. Also:
 # torch.profiler inside a gtrace process must not break the application.
+# expected-minutes: 2 (on one H100/H200; gpu-check.sh --list)
 set -u
+. "$GT_SRC/scripts/gpu-check.d/common.bash"
+gt_require_gpu 11-torch
 name=11-torch
 res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
 
-if ! command -v nvidia-smi >/dev/null 2>&1; then res SKIP all "no NVIDIA driver"; exit 0; fi
 py=$(command -v python3 || true)
 if [ -z "$py" ] || ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   res SKIP all "no PyTorch with CUDA here"
@@ -23,14 +25,14 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 echo "torch $("$py" -c 'import torch; print(torch.__version__, torch.version.cuda)')"
 
 # 1. torch.profiler (no gtrace).
-if ! timeout 600 "$py" "$script" --mode torch --out "$work/torch.json" >"$work/torch.out" 2>&1; then
+if ! gt_timeout 600 "$py" "$script" --mode torch --out "$work/torch.json" >"$work/torch.out" 2>&1; then
   res FAIL torch-profiler "torch_steps --mode torch failed: $(tail -3 "$work/torch.out" | tr '\n' ' ')"
   exit 1
 fi
 
 # 2. gtrace, LD_PRELOAD only, window = the measured steps.
 if ! GTRACE_OUTPUT="$work/g-%p" GTRACE_CAPTURE_RANGE=cudaProfilerApi LD_PRELOAD="$lib" \
-     timeout 600 "$py" "$script" --mode gtrace >"$work/gtrace.out" 2>"$work/gtrace.err"; then
+     gt_timeout 600 "$py" "$script" --mode gtrace >"$work/gtrace.out" 2>"$work/gtrace.err"; then
   res FAIL gtrace-run "torch_steps under gtrace failed: $(tail -3 "$work/gtrace.err" | tr '\n' ' ')"
   exit 1
 fi
@@ -69,7 +71,7 @@ else
 fi
 
 # 3. torch.profiler inside a gtrace process: whoever subscribes second gives way; the app must not care.
-if GTRACE_OUTPUT="$work/b-%p" LD_PRELOAD="$lib" timeout 600 "$py" "$script" --mode both --out "$work/both.json" \
+if GTRACE_OUTPUT="$work/b-%p" LD_PRELOAD="$lib" gt_timeout 600 "$py" "$script" --mode both --out "$work/both.json" \
      >"$work/both.out" 2>"$work/both.err" && grep -q '^ok$' "$work/both.out"; then
   res PASS coexistence "application unaffected; gtrace said: $(grep '^gtrace:' "$work/both.err" | head -1)"
 else

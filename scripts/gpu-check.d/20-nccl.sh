@@ -11,10 +11,18 @@
 #    With one GPU the world size is 1: NCCL runs 1-rank collectives as copies that never reach a
 #    profiler plugin (docs/nccl.md), so the check expects no collective operations there and uses
 #    a send/receive to self, when torch allows it, to exercise the plugin's GPU path.
-# 2. With one GPU: 2 processes on that GPU. NCCL refuses a communicator with two ranks on one GPU
-#    ("Duplicate GPU detected"); that is reported as SKIP, anything else is checked like 1.
+# 2. With one GPU: 2 ranks on that GPU as two "hosts". NCCL refuses two ranks of one communicator on
+#    one GPU of one host ("Duplicate GPU detected": same host hash and bus id). NCCL_HOSTID replaces
+#    the host hash, so each rank gets its own (nccl-hostid.bash, run by torchrun --no-python), and
+#    the ranks talk through the socket transport on loopback (no P2P, no SHM: those need one host):
+#    the plugin then sees a real 2-rank communicator and is checked like 1. When NCCL refuses even
+#    so, the same run without gtrace tells who refused: NCCL fails there too -> SKIP with NCCL's
+#    message; it works without gtrace -> FAIL (gtrace broke it).
 # Appends "PASS|FAIL|SKIP 20-nccl: ..." lines to $GT_RESULTS.
+# expected-minutes: 4 (on one H100/H200; gpu-check.sh --list)
 set -u
+. "$GT_SRC/scripts/gpu-check.d/common.bash"
+gt_require_gpu 20-nccl
 NAME=20-nccl
 PY=${PYTHON:-python3}
 W="$GT_WORK/nccl"
@@ -34,9 +42,30 @@ echo "== $NGPU GPU(s), torch's NCCL $NCCL"
 run_case() {
   local d="$W/$1"
   mkdir -p "$d"
-  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV "$GT_BUILD/bin/gtrace" profile -t cuda,nvtx,nccl -o "$d/r-%p" -- \
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV gt_timeout 180 "$GT_BUILD/bin/gtrace" profile -t cuda,nvtx,nccl -o "$d/r-%p" -- \
     $PY -m torch.distributed.run --standalone --nproc_per_node="$2" \
     "$GT_SRC/samples/nccl/nccl_collectives.py" --iters 20 --expect "$d/expect-%d.json" >"$d/run.log" 2>&1
+}
+
+# two_hosts TAG [gtrace]: 2 ranks on GPU 0, each its own NCCL_HOSTID, socket transport on loopback;
+# under gtrace when the second argument is "gtrace". 0 when the run succeeded.
+two_hosts() {
+  local d="$W/$1" pre=()
+  mkdir -p "$d"
+  # shellcheck disable=SC2054  # -t takes a comma list
+  [ "${2:-}" = gtrace ] && pre=("$GT_BUILD/bin/gtrace" profile -t cuda,nvtx,nccl -o "$d/r-%p" --)
+  CUDA_VISIBLE_DEVICES=0 NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo \
+    NCCL_IB_DISABLE=1 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET \
+    gt_timeout 180 "${pre[@]}" $PY -m torch.distributed.run --standalone --nproc_per_node=2 --no-python \
+    bash "$GT_SRC/scripts/gpu-check.d/nccl-hostid.bash" $PY "$GT_SRC/samples/nccl/nccl_collectives.py" \
+    --iters 20 --expect "$d/expect-%d.json" >"$d/run.log" 2>&1
+}
+# nccl_said LOG: NCCL's own complaint in a log (its WARN line, else torch's "Last error" line).
+nccl_said() {
+  local l
+  l=$(grep -m1 'NCCL WARN' "$1") || l=$(grep -m1 -A1 'Last error' "$1" | tail -1)
+  [ -n "$l" ] || l=$(grep -m1 -E 'Error|error' "$1")
+  echo "${l#*NCCL WARN }" | cut -c1-240
 }
 
 # check_case TAG: export and check; one result line per check.
@@ -71,13 +100,17 @@ else
 fi
 
 if [ "$NGPU" -eq 1 ]; then
-  if run_case "twoOnOneGpu" 2; then
-    check_case "twoOnOneGpu"
-  elif grep -q "Duplicate GPU detected" "$W/twoOnOneGpu/run.log"; then
-    say SKIP "2 processes on one GPU: NCCL refuses the communicator (Duplicate GPU detected: one GPU per rank)"
+  if two_hosts twoHostsOneGpu gtrace; then
+    grep -m2 -E 'NET/Socket|hostHash|Using network' "$W/twoHostsOneGpu/run.log" | sed 's/^/== /'
+    check_case twoHostsOneGpu
+  elif two_hosts twoHostsOneGpu-nogtrace; then
+    say FAIL "2 ranks on one GPU (NCCL_HOSTID per rank, sockets on lo): works without gtrace, fails under it: \
+$(nccl_said "$W/twoHostsOneGpu/run.log")"
+    tail -30 "$W/twoHostsOneGpu/run.log"
   else
-    say FAIL "2 processes on one GPU: failed without NCCL's duplicate-GPU error: $(grep -m1 -E 'Error|error' \
-      "$W/twoOnOneGpu/run.log")"
+    say SKIP "2 ranks on one GPU (NCCL_HOSTID per rank, sockets on lo): NCCL refuses, also without gtrace: \
+$(nccl_said "$W/twoHostsOneGpu-nogtrace/run.log")"
+    tail -30 "$W/twoHostsOneGpu-nogtrace/run.log"
   fi
 fi
 exit 0

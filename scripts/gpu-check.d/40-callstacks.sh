@@ -6,11 +6,13 @@
 # PyTorch's C++ caller (a resolved frame of libtorch/libc10 whose name mentions copy), below the CUDA
 # runtime's frames; cuda_api_callers must list it. Also: backtraces off by default cost no stack rows,
 # and a fork + exec of a CUDA child gives two streams with the parent link.
+# expected-minutes: 2 (on one H100/H200; gpu-check.sh --list)
 set -u
+. "$GT_SRC/scripts/gpu-check.d/common.bash"
+gt_require_gpu 40-callstacks
 name=40-callstacks
 res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
 
-if ! command -v nvidia-smi >/dev/null 2>&1; then res SKIP all "no NVIDIA driver"; exit 0; fi
 py=$(command -v python3 || true)
 if [ -z "$py" ] || ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   res SKIP all "no PyTorch with CUDA here"
@@ -28,7 +30,7 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 echo "torch $("$py" -c 'import torch; print(torch.__version__, torch.version.cuda)')"
 
 # 1. The slow copy, backtraced.
-if ! timeout 600 "$gtrace" profile -t cuda,nvtx --cudabacktrace=memory:1000000,sync:1000000 -o "$work/stacks-%p" \
+if ! gt_timeout 600 "$gtrace" profile -t cuda,nvtx --cudabacktrace=memory:1000000,sync:1000000 -o "$work/stacks-%p" \
      --export=sqlite "$py" "$script" >"$work/run.out" 2>"$work/run.err"; then
   res FAIL run "slow_copy.py under gtrace failed: $(tail -3 "$work/run.err" | tr '\n' ' ')"
   exit 1
@@ -86,7 +88,7 @@ else
 fi
 
 # 2. Default (no --cudabacktrace): no stack rows, no libunwind in the process.
-if timeout 600 "$gtrace" profile -t cuda,nvtx -o "$work/plain-%p" --export=sqlite "$py" "$script" \
+if gt_timeout 600 "$gtrace" profile -t cuda,nvtx -o "$work/plain-%p" --export=sqlite "$py" "$script" \
      >"$work/plain.out" 2>"$work/plain.err"; then
   pdb=$(ls "$work"/plain-*.sqlite | head -1)
   n=$("$py" -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); print(d.execute(\"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 67\").fetchone()[0])" "$pdb")
@@ -98,7 +100,7 @@ else
 fi
 
 # 3. A CUDA child started by fork + exec (torchrun-like): two streams, parent link in GTRACE_PROCESS_TREE.
-if timeout 600 "$gtrace" profile -t cuda -o "$work/tree-%p" --export=sqlite "$py" "$script" --spawn-child \
+if gt_timeout 600 "$gtrace" profile -t cuda -o "$work/tree-%p" --export=sqlite "$py" "$script" --spawn-child \
      >"$work/tree.out" 2>"$work/tree.err"; then
   tdb=$(ls "$work"/tree-*.sqlite | head -1)
   line=$("$py" - "$tdb" <<'PY'

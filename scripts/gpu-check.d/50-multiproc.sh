@@ -15,7 +15,10 @@
 #      (with no shared collective, as here, every domain keeps its clock pairs: exactly 0);
 #   4. gtrace analyze --step-range train_step: N ranks, 30 iterations each, rank 1's the longest.
 # Appends "PASS|FAIL|SKIP 50-multiproc: ..." lines to $GT_RESULTS.
+# expected-minutes: 2 (on one H100/H200; gpu-check.sh --list)
 set -u
+. "$GT_SRC/scripts/gpu-check.d/common.bash"
+gt_require_gpu 50-multiproc
 NAME=50-multiproc
 PY=${PYTHON:-python3}
 N=${GT_MULTIPROC_RANKS:-4}
@@ -34,7 +37,7 @@ fi
 pids=()
 for r in $(seq 0 $((N - 1))); do
   slow=0; [ "$r" = 1 ] && slow=5
-  RANK=$r LOCAL_RANK=$r WORLD_SIZE=$N "$G" profile -t cuda,nvtx,nccl -o "$W/streams/rank-$r" -- \
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=$N gt_timeout 240 "$G" profile -t cuda,nvtx,nccl -o "$W/streams/rank-$r" -- \
     $PY "$GT_SRC/samples/ranks/multiproc_train.py" --steps 30 --pg-file "$W/pg-$r" --slow-ms "$slow" \
     >"$W/run-$r.log" 2>&1 &
   pids+=($!)

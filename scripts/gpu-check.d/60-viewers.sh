@@ -4,7 +4,10 @@
 # each: kernels as GPU slices with flows from their launches (Perfetto, decoded with protoc),
 # kernel events and ac2g flows passing kineto_check.py (Kineto JSON), kernel states and events
 # (Paraver). Needs PyTorch with CUDA (SKIP otherwise). Env: see scripts/gpu-check.sh.
+# expected-minutes: 1 (on one H100/H200; gpu-check.sh --list)
 set -u
+. "$GT_SRC/scripts/gpu-check.d/common.bash"
+gt_require_gpu 60-viewers
 name=60-viewers
 result() { echo "$1 $name: $2" >>"$GT_RESULTS"; }
 fail() { result FAIL "$1"; exit 1; }
@@ -36,7 +39,7 @@ for step in range(5):
 torch.cuda.synchronize()
 print("loss", float(loss))
 PY
-"$G" profile -t cuda,nvtx -f -o "$W/run" -- "$PY" train.py || fail "gtrace profile of the PyTorch run failed"
+gt_timeout 240 "$G" profile -t cuda,nvtx -f -o "$W/run" -- "$PY" train.py || fail "gtrace profile of the PyTorch run failed"
 "$G" export -f -o "$W/run.sqlite" "$W/run.gtrace" || fail "export --type sqlite failed"
 count() { "$PY" -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$W/run.sqlite" "$1" 2>/dev/null || echo 0; }
 kernels=$(count "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
