@@ -1,0 +1,89 @@
+// replay.CaptureFormat: raw capture mode's behaviour around the file (off by default, fail-soft on a
+// bad directory) and the reader's handling of foreign, newer and cut files.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tests/fakes/capture_reader.h"
+#include "tests/replay/replay_util.h"
+
+namespace gt::test {
+namespace {
+
+std::string Header(uint32_t version) {
+  std::string h(gt::rawcap::kCaptureMagic, 8);
+  h.append(reinterpret_cast<const char*>(&version), 4);
+  uint32_t header_bytes = gt::rawcap::kCaptureHeaderBytes;
+  h.append(reinterpret_cast<const char*>(&header_bytes), 4);
+  return h;
+}
+
+std::string Frame(uint32_t type, uint64_t seq, const std::string& payload) {
+  std::string f;
+  uint32_t n = static_cast<uint32_t>(payload.size());
+  f.append(reinterpret_cast<const char*>(&type), 4);
+  f.append(reinterpret_cast<const char*>(&n), 4);
+  f.append(reinterpret_cast<const char*>(&seq), 8);
+  return f + payload;
+}
+
+TEST(CaptureFormat, OffByDefault) {
+  TempDir dir;
+  TracedExport r = RunAndExport(dir, {SamplePath("fake_cuda_app"), "basic"}, {}, "plain");
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(r.run.err.find("raw capture"), std::string::npos) << r.run.err;
+  EXPECT_TRUE(dir.Find(".gtcap").empty());
+}
+
+TEST(CaptureFormat, UnusableDirectoryIsReportedOnceAndTracingGoesOn) {
+  TempDir dir;
+  WriteFile(dir.File("not-a-dir"), "x");
+  TracedExport r = RunAndExport(dir, {SamplePath("fake_cuda_app"), "basic"},
+                                {{"GTRACE_RAW_CAPTURE_DIR", dir.File("not-a-dir/capture")}}, "bad");
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
+  size_t at = r.run.err.find("gtrace: raw capture off: cannot create GTRACE_RAW_CAPTURE_DIR '" +
+                             dir.File("not-a-dir/capture") + "'");
+  EXPECT_NE(at, std::string::npos) << r.run.err;
+  EXPECT_EQ(r.run.err.find("raw capture", at + 20), std::string::npos) << "reported twice: " << r.run.err;
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 4);
+}
+
+TEST(CaptureFormat, ReaderKeepsCompleteFramesOfACutFile) {
+  TempDir dir;
+  std::string info = Frame(gt::rawcap::kFrameInfo, 0, "format=gtrace-raw-capture\npid=42\n");
+  std::string cb(sizeof(gt::rawcap::CallbackRecord), '\0');
+  std::string file = Header(1) + info + Frame(gt::rawcap::kFrameCallback, 1, cb) + Frame(99, 2, "future frame");
+  std::string cut = Frame(gt::rawcap::kFrameCallback, 3, cb);
+  WriteFile(dir.File("cut.gtcap"), file + cut.substr(0, 40));
+  fake::CaptureFile c;
+  std::string error;
+  ASSERT_TRUE(fake::ReadCaptureFile(dir.File("cut.gtcap"), &c, &error)) << error;
+  EXPECT_TRUE(c.cut);
+  EXPECT_FALSE(c.has_end);
+  ASSERT_EQ(c.frames.size(), 3u);  // info, callback, the unknown type (kept, skipped by users)
+  EXPECT_EQ(c.frames[2].type, 99u);
+  EXPECT_EQ(c.info["pid"], "42");
+  EXPECT_EQ(fake::CountFrames(c, gt::rawcap::kFrameCallback), 1u);
+}
+
+TEST(CaptureFormat, ReaderRefusesNewerVersionsAndOtherFiles) {
+  TempDir dir;
+  WriteFile(dir.File("v2.gtcap"), Header(2));
+  WriteFile(dir.File("other.gtcap"), "SQLite format 3\0 and more");
+  fake::CaptureFile c;
+  std::string error;
+  EXPECT_FALSE(fake::ReadCaptureFile(dir.File("v2.gtcap"), &c, &error));
+  EXPECT_EQ(error, dir.File("v2.gtcap") + ": capture format version 2, this reader knows 1");
+  EXPECT_FALSE(fake::ReadCaptureFile(dir.File("other.gtcap"), &c, &error));
+  EXPECT_EQ(error, dir.File("other.gtcap") + ": not a gtrace raw capture (bad magic)");
+  // The replay program refuses it too, with exit status 2.
+  TracedExport r = ReplayAndExport(dir, dir.File("v2.gtcap"), {}, "refused");
+  EXPECT_EQ(r.run.exit_code, 2);
+  EXPECT_NE(r.run.err.find("fake-replay: " + dir.File("v2.gtcap") + ": capture format version 2"), std::string::npos)
+      << r.run.err;
+}
+
+}  // namespace
+}  // namespace gt::test
