@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
 
 #include "tests/fakes/capture_reader.h"
 #include "tests/replay/replay_util.h"
@@ -48,6 +49,40 @@ TEST(CaptureFormat, UnusableDirectoryIsReportedOnceAndTracingGoesOn) {
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   Db db(r.db);
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 4);
+}
+
+// 8 threads racing into the callback log: 2 (stream create) + 8 x 1100 x 2 callbacks; the log keeps
+// exactly its 16384 records, all distinct and complete, and counts the rest as dropped.
+TEST(CaptureFormat, FullCallbackLogKeepsItsCapacityAndCountsTheRest) {
+  TempDir dir;
+  TracedExport r = RunAndExport(dir, {SamplePath("fake_cuda_app"), "threads", "8", "1100"},
+                                {{"GTRACE_RAW_CAPTURE_DIR", dir.File("cap")}}, "threads");
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
+  std::vector<std::string> files = TempDir::ListDir(dir.File("cap"));
+  ASSERT_EQ(files.size(), 1u);
+  fake::CaptureFile c;
+  std::string error;
+  ASSERT_TRUE(fake::ReadCaptureFile(dir.File("cap/" + files[0]), &c, &error)) << error;
+  ASSERT_TRUE(c.has_end);
+  EXPECT_EQ(c.end.callbacks, 16384u);
+  EXPECT_EQ(c.end.callbacks_dropped, 2u + 8u * 1100u * 2u - 16384u);
+  EXPECT_EQ(fake::CountFrames(c, gt::rawcap::kFrameCallback), 16384u);
+  std::set<uint64_t> seqs;
+  size_t named = 0;
+  for (const fake::CaptureFrame& f : c.frames) {
+    if (f.type != gt::rawcap::kFrameCallback) continue;
+    seqs.insert(f.seq);
+    gt::rawcap::CallbackRecord rec;
+    std::memcpy(&rec, f.payload.data(), sizeof(rec));
+    named += std::string(rec.function_name) == "cudaLaunchKernel_v7000" ||
+             std::string(rec.function_name) == "cudaStreamCreate_v3020";
+  }
+  EXPECT_EQ(seqs.size(), 16384u);
+  EXPECT_EQ(named, 16384u);
+  // Tracing itself lost nothing to the capture.
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 1 + 8 * 1100);
 }
 
 TEST(CaptureFormat, ReaderKeepsCompleteFramesOfACutFile) {
