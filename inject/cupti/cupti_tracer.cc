@@ -435,6 +435,7 @@ void CuptiTracer::ReportDrops(ChunkBuilder* chunk, uint64_t now_ns) {
   size_t dropped = 0;
   // Global queue; no gtrace lock held (kineto#1347: never under a lock).
   if (api_.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    if (rawcap::CaptureWriter* w = rawcap::CaptureWriter::Instance()) w->WriteDroppedRecords(dropped);
     ProtoWriter& w = chunk->body();
     w.BeginNested(field::chunk::kDrops);
     w.Varint(field::drop_report::kSource, field::enums::kDropCupti);

@@ -43,6 +43,9 @@ enum FrameType : uint32_t {
   kFrameDeviceAttributes = 6,
   // Last frame of a complete capture: CaptureEnd.
   kFrameEnd = 7,
+  // u64: what cuptiActivityGetNumDroppedRecords(NULL, 0) answered (records CUPTI dropped since
+  // the previous query), written only when non-zero.
+  kFrameDroppedRecords = 8,
 };
 
 struct ActivityBufferHeader {

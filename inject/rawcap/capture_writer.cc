@@ -170,7 +170,13 @@ void CaptureWriter::RecordCallback(uint32_t domain, uint32_t cbid, const void* d
     r.correlation_id = cb->correlationId;
     r.context_uid = cb->contextUid;
     CopyName(r.function_name, sizeof(r.function_name), cb->functionName);
-    if (cb->callbackSite == CUPTI_API_ENTER) CopyName(r.symbol_name, sizeof(r.symbol_name), cb->symbolName);
+    // symbolName is defined only for kernel launches (CUPTI leaves it unspecified otherwise): read
+    // it only for those, recognised by name ("Launch", not host functions or graphs).
+    if (cb->callbackSite == CUPTI_API_ENTER && std::strstr(r.function_name, "Launch") != nullptr &&
+        std::strstr(r.function_name, "LaunchHostFunc") == nullptr &&
+        std::strstr(r.function_name, "GraphLaunch") == nullptr) {
+      CopyName(r.symbol_name, sizeof(r.symbol_name), cb->symbolName);
+    }
     if (cb->callbackSite == CUPTI_API_EXIT && cb->functionReturnValue != nullptr) {
       int32_t rv = 0;
       std::memcpy(&rv, cb->functionReturnValue, sizeof(rv));  // cudaError_t and CUresult are ints
@@ -219,6 +225,11 @@ void CaptureWriter::DrainCallbacks() {
     Frame(kFrameCallback, seq, &r, sizeof(r));
     ++drained_;
   }
+}
+
+void CaptureWriter::WriteDroppedRecords(uint64_t dropped) {
+  if (finished_) return;
+  Frame(kFrameDroppedRecords, NextSeq(), &dropped, sizeof(dropped));
 }
 
 void CaptureWriter::WriteDeviceAttributes(uint32_t device, uint64_t seq) {

@@ -11,7 +11,7 @@
 //     preallocated log (a claimed index, a copy, a release store); a full log drops and counts.
 //     It does call cuptiGetGraphId/cuptiGetGraphExecId for graph callbacks: capture mode only.
 //   - NextSeq: any thread (an atomic increment); the buffer-completed callback takes one.
-//   - WriteBuffer, DrainCallbacks, Finish: the drain thread only (the thread that already decodes
+//   - WriteBuffer, DrainCallbacks, WriteDroppedRecords, Finish: the drain thread only (the thread that already decodes
 //     completed buffers); every write(2) happens there.
 //   - StopInChild: the forking thread in a child (the parent's file is never written by a child).
 // Owned by nobody: allocated once, never freed (callbacks may run until the process ends).
@@ -59,6 +59,7 @@ class CaptureWriter {
   // Drain thread.
   void WriteBuffer(const uint8_t* buffer, size_t valid_bytes, const BufferCompletion& done);
   void DrainCallbacks();
+  void WriteDroppedRecords(uint64_t dropped);
   void Finish();  // final flush done: end frame, close
   const std::string& path() const { return path_; }
 

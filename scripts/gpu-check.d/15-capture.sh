@@ -57,7 +57,8 @@ if data[:8] != b"GTCAPv\0\0":
     print(f"{cap}: bad magic"); sys.exit(1)
 version, header = struct.unpack_from("<II", data, 8)
 pos, info, counts, end = header, {}, {}, None
-names = {1: "info", 2: "buffers", 3: "record_index", 4: "strings", 5: "callbacks", 6: "device_attributes", 7: "end"}
+names = {1: "info", 2: "buffers", 3: "record_index", 4: "strings", 5: "callbacks", 6: "device_attributes", 7: "end",
+         8: "dropped_records"}
 while pos + 16 <= len(data):
     ftype, n, seq = struct.unpack_from("<IIQ", data, pos)
     payload = data[pos + 16:pos + 16 + n]

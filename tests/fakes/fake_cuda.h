@@ -124,6 +124,7 @@ typedef struct {
   uint64_t records;          /* records the fake's cuptiActivityGetNextRecord walked */
   uint64_t walk_mismatches;  /* buffers where that walk differs from real CUPTI's recorded walk */
   uint64_t strings_missing;  /* record pointers with no saved string (set to NULL) */
+  uint64_t drops_replayed;   /* records CUPTI reported dropped (fake_DropRecords at their place) */
 } fake_replay_stats;
 int fake_ReplayCapture(const char* path, fake_replay_stats* stats);
 

@@ -176,7 +176,8 @@ extern "C" int fake_ReplayCapture(const char* path, fake_replay_stats* stats) {
     if (f.type == gt::rawcap::kFrameActivityBuffer) {
       buffers[f.seq].frame = &f;
       timeline.push_back({f.seq, &f});
-    } else if (f.type == gt::rawcap::kFrameCallback && f.payload.size() == sizeof(CallbackRecord)) {
+    } else if ((f.type == gt::rawcap::kFrameCallback && f.payload.size() == sizeof(CallbackRecord)) ||
+               (f.type == gt::rawcap::kFrameDroppedRecords && f.payload.size() == sizeof(uint64_t))) {
       timeline.push_back({f.seq, &f});
     } else if (f.type == gt::rawcap::kFrameRecordIndex && f.payload.size() >= 4) {
       uint32_t n = 0;
@@ -199,6 +200,11 @@ extern "C" int fake_ReplayCapture(const char* path, fake_replay_stats* stats) {
       CallbackRecord c;
       std::memcpy(&c, it.frame->payload.data(), sizeof(c));
       FireCallback(c, st);
+    } else if (it.frame->type == gt::rawcap::kFrameDroppedRecords) {
+      uint64_t n = 0;
+      std::memcpy(&n, it.frame->payload.data(), sizeof(n));
+      fake_DropRecords(n);  // gtrace's next cuptiActivityGetNumDroppedRecords sees them
+      st->drops_replayed += n;
     } else {
       DeliverBuffer(buffers[it.seq], st);
     }

@@ -77,6 +77,7 @@ TEST_F(FakeCaptureRoundTrip, CaptureHoldsBuffersCallbacksAndStrings) {
   EXPECT_EQ(c.end.buffers, fake::CountFrames(c, gt::rawcap::kFrameActivityBuffer));
   EXPECT_EQ(c.end.callbacks, fake::CountFrames(c, gt::rawcap::kFrameCallback));
   EXPECT_EQ(c.end.buffers, fake::CountFrames(c, gt::rawcap::kFrameRecordIndex));
+  EXPECT_EQ(fake::CountFrames(c, gt::rawcap::kFrameDroppedRecords), 1u);
   EXPECT_GE(c.end.buffers, 2u);  // periodic flushes and the forced one at exit
   uint64_t bytes = 0;
   std::set<std::string> strings;
@@ -126,6 +127,7 @@ TEST_F(FakeCaptureRoundTrip, ReplayDeliversEverything) {
   EXPECT_EQ(counts["walk_mismatches"], 0u);
   EXPECT_EQ(counts["strings_missing"], 0u);
   EXPECT_GT(counts["records"], 40u);
+  EXPECT_EQ(counts["drops_replayed"], 3u);  // fake_DropRecords(3) in the scenario, via CUPTI's count
   // In the replay gtrace enables the same callbacks as any run (no capture): graph creation,
   // instantiation and launch, profiler and lifetime ones; the rest is skipped.
   EXPECT_EQ(counts["callbacks_fired"], 4u) << replay_->run.out;
@@ -151,6 +153,10 @@ TEST_F(FakeCaptureRoundTrip, ExportEqualsDirectExport) {
   EXPECT_EQ(rows_b["GRAPH_EVENTS"].size(), 2u);
   EXPECT_EQ(rows_b["GPU"].size(), 1u);
   EXPECT_EQ(b.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE WHERE graphExecId = 2"), 1);
+  // CUPTI's dropped-record count travels too.
+  const std::string drops = "SELECT group_concat(text, ';') FROM DIAGNOSTIC_EVENT WHERE text LIKE '%dropped by CUPTI%'";
+  EXPECT_EQ(a.Text(drops), b.Text(drops));
+  EXPECT_EQ(b.Text(drops), "gtrace dropped 3 records (dropped by CUPTI)");
 }
 
 }  // namespace

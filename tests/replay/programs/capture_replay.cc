@@ -66,11 +66,12 @@ int main(int argc, char** argv) {
   fake_replay_stats st{};
   if (fake_ReplayCapture(argv[1], &st) != 0) return 2;
   std::printf("callbacks_fired=%llu\ncallbacks_skipped=%llu\nbuffers_delivered=%llu\nbuffers_declined=%llu\n"
-              "records=%llu\nwalk_mismatches=%llu\nstrings_missing=%llu\n",
+              "records=%llu\nwalk_mismatches=%llu\nstrings_missing=%llu\ndrops_replayed=%llu\n",
               static_cast<unsigned long long>(st.callbacks_fired), static_cast<unsigned long long>(st.callbacks_skipped),
               static_cast<unsigned long long>(st.buffers_delivered),
               static_cast<unsigned long long>(st.buffers_declined), static_cast<unsigned long long>(st.records),
               static_cast<unsigned long long>(st.walk_mismatches),
-              static_cast<unsigned long long>(st.strings_missing));
+              static_cast<unsigned long long>(st.strings_missing),
+              static_cast<unsigned long long>(st.drops_replayed));
   return 0;
 }
