@@ -481,11 +481,11 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     decoder_.DecodeBuffer(buffer, valid, chunk);
     pool_.Release(buffer);
   }
+  if (flushed) ReportDrops(chunk, now);  // once per flush: CUPTI calls stay rare on this thread
   if (capture != nullptr) {
     capture->DrainCallbacks();
-    if (final) capture->Finish();
+    if (final) capture->Finish();  // after the last buffers and drop count of the forced flush
   }
-  if (flushed) ReportDrops(chunk, now);  // once per flush: CUPTI calls stay rare on this thread
   decoder_.EmitPending(chunk, now);
   uint64_t declined = pool_.declined();
   if (declined != declined_reported_) {
