@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "tests/fakes/capture_reader.h"
@@ -83,6 +84,34 @@ TEST(CaptureFormat, FullCallbackLogKeepsItsCapacityAndCountsTheRest) {
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   Db db(r.db);
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 1 + 8 * 1100);
+}
+
+// A child forked after CUDA was initialised never writes the parent's capture (nor one of its own:
+// CUPTI is inert there); the parent's capture stays complete and has the parent's calls only.
+TEST(CaptureFormat, ForkedChildNeverWritesTheParentsCapture) {
+  TempDir dir;
+  TracedExport r = RunAndExport(dir, {SamplePath("fake_cuda_app"), "fork"},
+                                {{"GTRACE_RAW_CAPTURE_DIR", dir.File("cap")}}, "fork");
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(r.run.err.find("VIOLATION"), std::string::npos) << r.run.err;
+  std::vector<std::string> files = TempDir::ListDir(dir.File("cap"));
+  ASSERT_EQ(files.size(), 1u);
+  fake::CaptureFile c;
+  std::string error;
+  ASSERT_TRUE(fake::ReadCaptureFile(dir.File("cap/" + files[0]), &c, &error)) << error;
+  EXPECT_TRUE(c.has_end);
+  EXPECT_FALSE(c.cut);
+  EXPECT_EQ(files[0], "capture-" + c.info["pid"] + ".gtcap");
+  std::map<std::string, int> names;
+  for (const fake::CaptureFrame& f : c.frames) {
+    if (f.type != gt::rawcap::kFrameCallback) continue;
+    gt::rawcap::CallbackRecord rec;
+    std::memcpy(&rec, f.payload.data(), sizeof(rec));
+    EXPECT_EQ(std::to_string(rec.tid), c.info["pid"]) << "a callback from another thread or process";
+    ++names[rec.function_name];
+  }
+  // Parent: stream create + two launches, enter and exit; the child's cudaMalloc is not there.
+  EXPECT_EQ(names, (std::map<std::string, int>{{"cudaStreamCreate_v3020", 2}, {"cudaLaunchKernel_v7000", 4}}));
 }
 
 TEST(CaptureFormat, ReaderKeepsCompleteFramesOfACutFile) {
