@@ -49,11 +49,11 @@ enum FrameType : uint32_t {
 };
 
 struct ActivityBufferHeader {
-  uint64_t context;     // the CUcontext argument, as an address (CUDA 13: usually 0, per-thread buffers)
-  uint32_t stream_id;   // the streamId argument
+  uint64_t context;    // the CUcontext argument, as an address (CUDA 13: usually 0, per-thread buffers)
+  uint32_t stream_id;  // the streamId argument
   uint32_t reserved;
-  uint64_t size_bytes;  // size of the buffer gtrace gave CUPTI
-  uint64_t valid_bytes; // validSize: bytes of records (the frame carries exactly these)
+  uint64_t size_bytes;   // size of the buffer gtrace gave CUPTI
+  uint64_t valid_bytes;  // validSize: bytes of records (the frame carries exactly these)
 };
 static_assert(sizeof(ActivityBufferHeader) == 32, "frame layout");
 
@@ -79,8 +79,8 @@ struct CallbackRecord {
   uint32_t flags;           // kCallbackHas* bits
   uint64_t return_value;    // API exit: the CUresult/cudaError_t when CUPTI gives it
   uint64_t reserved;
-  char function_name[96];   // CUpti_CallbackData::functionName
-  char symbol_name[96];     // CUpti_CallbackData::symbolName (kernel launches)
+  char function_name[96];  // CUpti_CallbackData::functionName
+  char symbol_name[96];    // CUpti_CallbackData::symbolName (kernel launches)
 };
 static_assert(sizeof(CallbackRecord) == 256, "frame layout");
 

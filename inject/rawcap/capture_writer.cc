@@ -32,7 +32,8 @@ std::atomic<CaptureWriter*> g_writer{nullptr};
 void CopyName(char* dst, size_t cap, const char* src) {
   size_t i = 0;
   if (src != nullptr) {
-    for (; i + 1 < cap && src[i] != '\0'; ++i) dst[i] = src[i];
+    for (; i + 1 < cap && src[i] != '\0'; ++i)
+      dst[i] = src[i];
   }
   dst[i] = '\0';
 }
@@ -61,13 +62,18 @@ constexpr CUpti_DeviceAttribute kDeviceAttributes[] = {
 
 }  // namespace
 
-CaptureWriter* CaptureWriter::Instance() { return g_writer.load(std::memory_order_acquire); }
+CaptureWriter* CaptureWriter::Instance() {
+  return g_writer.load(std::memory_order_acquire);
+}
 
-bool CaptureWriter::StartFromEnv(const cupti::CuptiApi* api, const std::string& info, bool* requested,
+bool CaptureWriter::StartFromEnv(const cupti::CuptiApi* api,
+                                 const std::string& info,
+                                 bool* requested,
                                  std::string* error) {
   const char* dir = getenv("GTRACE_RAW_CAPTURE_DIR");
   *requested = dir != nullptr && *dir != '\0';
-  if (!*requested || Instance() != nullptr) return true;
+  if (!*requested || Instance() != nullptr)
+    return true;
   auto* w = new CaptureWriter();
   w->api_ = api;
   if (!w->Open(dir, error)) {
@@ -125,7 +131,8 @@ bool CaptureWriter::Open(const std::string& dir, std::string* error) {
 }
 
 bool CaptureWriter::Frame(uint32_t type, uint64_t seq, const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  if (fd_ < 0 || failed_) return false;
+  if (fd_ < 0 || failed_)
+    return false;
   uint8_t head[kFrameHeaderBytes];
   uint32_t payload = static_cast<uint32_t>(a_bytes + b_bytes);
   std::memcpy(head, &type, 4);
@@ -138,7 +145,8 @@ bool CaptureWriter::Frame(uint32_t type, uint64_t seq, const void* a, size_t a_b
     size_t left = sizes[i];
     while (left > 0) {
       ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINTR)
+        continue;
       if (n <= 0) {
         failed_ = true;  // a cut frame at the end: readers stop there
         return false;
@@ -184,10 +192,10 @@ void CaptureWriter::RecordCallback(uint32_t domain, uint32_t cbid, const void* d
       r.flags |= kCallbackHasReturnValue;
     }
     // Graph launches: the executable graph's id (its first parameter in all four variants).
-    bool launch = domain == CUPTI_CB_DOMAIN_RUNTIME_API
-                      ? (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
-                         cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000)
-                      : (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz);
+    bool launch = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+                                                           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000)
+                                                        : (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+                                                           cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz);
     if (launch && cb->functionParams != nullptr && api_->GetGraphExecId != nullptr) {
       CUgraphExec exec = *static_cast<const CUgraphExec*>(cb->functionParams);
       if (exec != nullptr && api_->GetGraphExecId(exec, &r.graph_exec_id) == CUPTI_SUCCESS) {
@@ -228,12 +236,14 @@ void CaptureWriter::DrainCallbacks() {
 }
 
 void CaptureWriter::WriteDroppedRecords(uint64_t dropped) {
-  if (finished_) return;
+  if (finished_)
+    return;
   Frame(kFrameDroppedRecords, NextSeq(), &dropped, sizeof(dropped));
 }
 
 void CaptureWriter::WriteDeviceAttributes(uint32_t device, uint64_t seq) {
-  if (device_get_attribute_ == nullptr || !devices_queried_.insert(device).second) return;
+  if (device_get_attribute_ == nullptr || !devices_queried_.insert(device).second)
+    return;
   std::vector<DeviceAttribute> values;
   for (CUpti_DeviceAttribute a : kDeviceAttributes) {
     DeviceAttribute v{};
@@ -249,7 +259,8 @@ void CaptureWriter::WriteDeviceAttributes(uint32_t device, uint64_t seq) {
 }
 
 void CaptureWriter::WriteBuffer(const uint8_t* buffer, size_t valid_bytes, const BufferCompletion& done) {
-  if (done.seq == 0 || finished_) return;
+  if (done.seq == 0 || finished_)
+    return;
   if (failed_ || file_bytes_ + valid_bytes > kMaxFileBytes) {
     ++buffers_dropped_;
     return;
@@ -297,15 +308,18 @@ void CaptureWriter::WriteBuffer(const uint8_t* buffer, size_t valid_bytes, const
   Frame(kFrameRecordIndex, done.seq, &count, sizeof(count), index.data(), index.size() * sizeof(RecordIndexEntry));
   std::unordered_set<const char*> seen;
   for (const char* s : strings) {
-    if (s == nullptr || !seen.insert(s).second) continue;
+    if (s == nullptr || !seen.insert(s).second)
+      continue;
     uint64_t address = reinterpret_cast<uintptr_t>(s);
     Frame(kFrameString, done.seq, &address, sizeof(address), s, strnlen(s, 4096));
   }
-  for (uint32_t d : devices) WriteDeviceAttributes(d, done.seq);
+  for (uint32_t d : devices)
+    WriteDeviceAttributes(d, done.seq);
 }
 
 void CaptureWriter::Finish() {
-  if (finished_) return;
+  if (finished_)
+    return;
   DrainCallbacks();
   CaptureEnd end{};
   end.buffers = buffers_;
@@ -316,14 +330,16 @@ void CaptureWriter::Finish() {
   Frame(kFrameEnd, NextSeq(), &end, sizeof(end));
   finished_ = true;
   g_capture_on.store(0, std::memory_order_release);
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0)
+    ::close(fd_);
   fd_ = -1;
 }
 
 void CaptureWriter::StopInChild() {
   g_capture_on.store(0, std::memory_order_relaxed);
   if (CaptureWriter* w = Instance()) {
-    if (w->fd_ >= 0) ::close(w->fd_);  // the parent keeps its own descriptor
+    if (w->fd_ >= 0)
+      ::close(w->fd_);  // the parent keeps its own descriptor
     w->fd_ = -1;
     w->finished_ = true;
   }

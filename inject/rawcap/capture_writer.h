@@ -30,7 +30,9 @@ namespace gt::rawcap {
 
 // 1 while raw capture records (read first, relaxed, in the CUPTI callbacks).
 extern std::atomic<uint32_t> g_capture_on;
-inline bool CaptureOn() { return g_capture_on.load(std::memory_order_relaxed) != 0; }
+inline bool CaptureOn() {
+  return g_capture_on.load(std::memory_order_relaxed) != 0;
+}
 
 // Completion facts of one buffer, kept beside it in the buffer pool until the drain thread writes it.
 struct BufferCompletion {
@@ -42,8 +44,8 @@ struct BufferCompletion {
 
 class CaptureWriter {
  public:
-  static constexpr uint32_t kMaxCallbacks = 16384;                // 4 MiB of CallbackRecord
-  static constexpr uint64_t kMaxFileBytes = 64ull << 20;          // buffers beyond are dropped, counted
+  static constexpr uint32_t kMaxCallbacks = 16384;        // 4 MiB of CallbackRecord
+  static constexpr uint64_t kMaxFileBytes = 64ull << 20;  // buffers beyond are dropped, counted
 
   // The writer of this process, or nullptr (capture off or failed).
   static CaptureWriter* Instance();
@@ -79,7 +81,7 @@ class CaptureWriter {
   std::string path_;
   std::atomic<uint64_t> seq_{0};
 
-  CallbackRecord* log_ = nullptr;         // kMaxCallbacks records (mmap'ed at start)
+  CallbackRecord* log_ = nullptr;           // kMaxCallbacks records (mmap'ed at start)
   std::atomic<uint32_t>* ready_ = nullptr;  // per record: 1 once written
   std::atomic<uint32_t> claimed_{0};
   std::atomic<uint64_t> callbacks_dropped_{0};

@@ -24,13 +24,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK(call)                                                                             \
-  do {                                                                                          \
-    cudaError_t err_ = (call);                                                                  \
-    if (err_ != cudaSuccess) {                                                                  \
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cudaError_t err_ = (call);                                                                    \
+    if (err_ != cudaSuccess) {                                                                    \
       std::fprintf(stderr, "capture_scenario: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      std::exit(3);                                                                             \
-    }                                                                                           \
+      std::exit(3);                                                                               \
+    }                                                                                             \
   } while (0)
 
 namespace {
@@ -40,15 +40,18 @@ constexpr size_t kBytes = kN * sizeof(float);
 
 __global__ void scale(float* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] *= 2.0f;
+  if (i < n)
+    x[i] *= 2.0f;
 }
 __global__ void offset(float* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] += 1.0f;
+  if (i < n)
+    x[i] += 1.0f;
 }
 __global__ void graph_add(float* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] += 3.0f;
+  if (i < n)
+    x[i] += 3.0f;
 }
 
 // Exact counts of exported rows ("expected") and upper bounds where CUDA may or may not make a
@@ -61,11 +64,12 @@ int PrintExpected(const char* mode) {
   }
   std::printf("{\n  \"scenario\": \"capture_scenario\",\n  \"source\": \"samples/cuda/capture_scenario.cu\",\n");
   std::printf("  \"mode\": \"%s\",\n", mode);
-  std::printf("  \"expected\": {\"kernels\": 4, \"kernel_streams\": 2, \"memcpy_htod\": %d, \"memcpy_dtoh\": 1, "
-              "\"memcpy_dtod\": 1, \"memset\": 1, \"cuda_event\": 1, \"sync_stream\": 1, \"sync_event\": 1, "
-              "\"sync_context\": %d, \"graph_launches\": %d, \"launch_calls\": %d, \"graph_launch_calls\": %d, "
-              "\"gpus\": 1},\n",
-              whole ? 2 : 1, whole ? 1 : 0, whole ? 2 : 0, whole ? 6 : 4, whole ? 2 : 0);
+  std::printf(
+      "  \"expected\": {\"kernels\": 4, \"kernel_streams\": 2, \"memcpy_htod\": %d, \"memcpy_dtoh\": 1, "
+      "\"memcpy_dtod\": 1, \"memset\": 1, \"cuda_event\": 1, \"sync_stream\": 1, \"sync_event\": 1, "
+      "\"sync_context\": %d, \"graph_launches\": %d, \"launch_calls\": %d, \"graph_launch_calls\": %d, "
+      "\"gpus\": 1},\n",
+      whole ? 2 : 1, whole ? 1 : 0, whole ? 2 : 0, whole ? 6 : 4, whole ? 2 : 0);
   std::printf("  \"at_most\": {\"memcpy_htoh\": %d, \"sync_wait_event\": 1}\n}\n", whole ? 1 : 0);
   return 0;
 }
@@ -73,7 +77,8 @@ int PrintExpected(const char* mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "--expect") == 0) return PrintExpected(argv[2]);
+  if (argc == 3 && std::strcmp(argv[1], "--expect") == 0)
+    return PrintExpected(argv[2]);
   if (argc != 1) {
     std::fprintf(stderr, "usage: capture_scenario [--expect whole|window]\n");
     return 2;
@@ -92,7 +97,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMallocHost(&p1, kBytes));
   CHECK(cudaMallocHost(&p2, kBytes));
   auto* h = static_cast<float*>(std::malloc(kBytes));
-  for (int i = 0; i < kN; ++i) p1[i] = h[i] = static_cast<float>(i);
+  for (int i = 0; i < kN; ++i)
+    p1[i] = h[i] = static_cast<float>(i);
   cudaEvent_t e;
   CHECK(cudaEventCreate(&e));
   const int threads = 256, blocks = (kN + threads - 1) / threads;

@@ -68,17 +68,20 @@ inline bool ReadCaptureFile(const std::string& path, CaptureFile* out, std::stri
       out->cut = true;
       break;
     }
-    f.payload.assign(bytes.begin() + static_cast<ptrdiff_t>(pos), bytes.begin() + static_cast<ptrdiff_t>(pos + payload));
+    f.payload.assign(bytes.begin() + static_cast<ptrdiff_t>(pos),
+                     bytes.begin() + static_cast<ptrdiff_t>(pos + payload));
     pos += payload;
     if (f.type == gt::rawcap::kFrameInfo) {
       std::string text(f.payload.begin(), f.payload.end());
       size_t at = 0;
       while (at < text.size()) {
         size_t nl = text.find('\n', at);
-        if (nl == std::string::npos) nl = text.size();
+        if (nl == std::string::npos)
+          nl = text.size();
         std::string line = text.substr(at, nl - at);
         size_t eq = line.find('=');
-        if (eq != std::string::npos) out->info[line.substr(0, eq)] = line.substr(eq + 1);
+        if (eq != std::string::npos)
+          out->info[line.substr(0, eq)] = line.substr(eq + 1);
         at = nl + 1;
       }
     } else if (f.type == gt::rawcap::kFrameEnd && f.payload.size() >= sizeof(gt::rawcap::CaptureEnd)) {
@@ -92,8 +95,8 @@ inline bool ReadCaptureFile(const std::string& path, CaptureFile* out, std::stri
 
 // Counts of one frame type.
 inline size_t CountFrames(const CaptureFile& c, uint32_t type) {
-  return static_cast<size_t>(std::count_if(c.frames.begin(), c.frames.end(),
-                                           [&](const CaptureFrame& f) { return f.type == type; }));
+  return static_cast<size_t>(
+      std::count_if(c.frames.begin(), c.frames.end(), [&](const CaptureFrame& f) { return f.type == type; }));
 }
 
 }  // namespace fake

@@ -37,7 +37,8 @@ struct Buffer {
 
 // Re-points one pointer field: the saved string for that address, or NULL.
 void Repoint(const char** field, const Buffer& b, fake_replay_stats* st) {
-  if (*field == nullptr) return;
+  if (*field == nullptr)
+    return;
   auto it = b.strings.find(reinterpret_cast<uintptr_t>(*field));
   if (it == b.strings.end()) {
     *field = nullptr;
@@ -50,16 +51,19 @@ void Repoint(const char** field, const Buffer& b, fake_replay_stats* st) {
 void DeliverBuffer(const Buffer& b, fake_replay_stats* st) {
   fake::State& s = fake::S();
   const auto& p = b.frame->payload;
-  if (p.size() < sizeof(ActivityBufferHeader)) return;
+  if (p.size() < sizeof(ActivityBufferHeader))
+    return;
   ActivityBufferHeader h;
   std::memcpy(&h, p.data(), sizeof(h));
   size_t valid = p.size() - sizeof(h);
   uint8_t* data = nullptr;
   size_t size = 0, max_records = 0;
-  if (s.request != nullptr) s.request(&data, &size, &max_records);
+  if (s.request != nullptr)
+    s.request(&data, &size, &max_records);
   if (data == nullptr || size < valid) {
     ++st->buffers_declined;  // gtrace gave no buffer (or a smaller one than CUPTI used): dropped
-    if (data != nullptr && s.complete != nullptr) s.complete(nullptr, 0, data, size, 0);
+    if (data != nullptr && s.complete != nullptr)
+      s.complete(nullptr, 0, data, size, 0);
     return;
   }
   std::memcpy(data, p.data() + sizeof(h), valid);
@@ -92,7 +96,8 @@ void DeliverBuffer(const Buffer& b, fake_replay_stats* st) {
     }
     if (!same) {
       ++st->walk_mismatches;
-      std::fprintf(stderr, "fake-replay: record walk differs from CUPTI's (buffer seq %llu: fake %zu records, CUPTI %zu)\n",
+      std::fprintf(stderr,
+                   "fake-replay: record walk differs from CUPTI's (buffer seq %llu: fake %zu records, CUPTI %zu)\n",
                    static_cast<unsigned long long>(b.frame->seq), walk.size(), b.index.size());
     }
   }
@@ -131,12 +136,14 @@ void FireCallback(const CallbackRecord& c, fake_replay_stats* st) {
       d.functionParams = params;
     }
     int32_t rv = static_cast<int32_t>(c.return_value);
-    if (c.flags & gt::rawcap::kCallbackHasReturnValue) d.functionReturnValue = &rv;
+    if (c.flags & gt::rawcap::kCallbackHasReturnValue)
+      d.functionReturnValue = &rv;
     fake::Fire(domain, c.cbid, &d);
   } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     CUpti_GraphData g;
     std::memset(&g, 0, sizeof(g));
-    if (c.flags & gt::rawcap::kCallbackHasGraphId) g.graph = static_cast<CUgraph>(Handle(&handles, c.graph_id));
+    if (c.flags & gt::rawcap::kCallbackHasGraphId)
+      g.graph = static_cast<CUgraph>(Handle(&handles, c.graph_id));
     if (c.flags & gt::rawcap::kCallbackHasOtherGraphId) {
       g.originalGraph = static_cast<CUgraph>(Handle(&handles, c.other_graph_id));
     }

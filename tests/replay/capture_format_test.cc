@@ -71,7 +71,8 @@ TEST(CaptureFormat, FullCallbackLogKeepsItsCapacityAndCountsTheRest) {
   std::set<uint64_t> seqs;
   size_t named = 0;
   for (const fake::CaptureFrame& f : c.frames) {
-    if (f.type != gt::rawcap::kFrameCallback) continue;
+    if (f.type != gt::rawcap::kFrameCallback)
+      continue;
     seqs.insert(f.seq);
     gt::rawcap::CallbackRecord rec;
     std::memcpy(&rec, f.payload.data(), sizeof(rec));
@@ -90,8 +91,8 @@ TEST(CaptureFormat, FullCallbackLogKeepsItsCapacityAndCountsTheRest) {
 // CUPTI is inert there); the parent's capture stays complete and has the parent's calls only.
 TEST(CaptureFormat, ForkedChildNeverWritesTheParentsCapture) {
   TempDir dir;
-  TracedExport r = RunAndExport(dir, {SamplePath("fake_cuda_app"), "fork"},
-                                {{"GTRACE_RAW_CAPTURE_DIR", dir.File("cap")}}, "fork");
+  TracedExport r =
+      RunAndExport(dir, {SamplePath("fake_cuda_app"), "fork"}, {{"GTRACE_RAW_CAPTURE_DIR", dir.File("cap")}}, "fork");
   EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_EQ(r.run.err.find("VIOLATION"), std::string::npos) << r.run.err;
   std::vector<std::string> files = TempDir::ListDir(dir.File("cap"));
@@ -104,7 +105,8 @@ TEST(CaptureFormat, ForkedChildNeverWritesTheParentsCapture) {
   EXPECT_EQ(files[0], "capture-" + c.info["pid"] + ".gtcap");
   std::map<std::string, int> names;
   for (const fake::CaptureFrame& f : c.frames) {
-    if (f.type != gt::rawcap::kFrameCallback) continue;
+    if (f.type != gt::rawcap::kFrameCallback)
+      continue;
     gt::rawcap::CallbackRecord rec;
     std::memcpy(&rec, f.payload.data(), sizeof(rec));
     EXPECT_EQ(std::to_string(rec.tid), c.info["pid"]) << "a callback from another thread or process";

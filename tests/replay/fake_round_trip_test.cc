@@ -141,7 +141,8 @@ TEST_F(FakeCaptureRoundTrip, ExportEqualsDirectExport) {
   auto rows_a = CudaRowsForComparison(a);
   auto rows_b = CudaRowsForComparison(b);
   for (const auto& [table, rows] : rows_a) {
-    for (const std::string& r : rows) ASSERT_EQ(r.rfind("SQL ERROR", 0), std::string::npos) << table << ": " << r;
+    for (const std::string& r : rows)
+      ASSERT_EQ(r.rfind("SQL ERROR", 0), std::string::npos) << table << ": " << r;
     EXPECT_EQ(rows, rows_b[table]) << table;
   }
   // Not vacuous: the scenario's rows are there.

@@ -31,15 +31,19 @@ bool IsDir(const std::string& p) {
 std::vector<RealCapture> FindCaptures() {
   std::vector<RealCapture> out;
   std::string root = SourceDir() + "/tests/data/gpu";
-  if (!IsDir(root)) return out;
+  if (!IsDir(root))
+    return out;
   for (const std::string& kind : TempDir::ListDir(root)) {
-    if (!IsDir(root + "/" + kind)) continue;
+    if (!IsDir(root + "/" + kind))
+      continue;
     for (const std::string& run : TempDir::ListDir(root + "/" + kind)) {
       std::string d = root + "/" + kind + "/" + run;
       std::string manifest = ReadFile(d + "/manifest.json");
-      if (manifest.empty()) continue;
+      if (manifest.empty())
+        continue;
       for (const std::string& f : TempDir::ListDir(d)) {
-        if (f.size() > 6 && f.substr(f.size() - 6) == ".gtcap") out.push_back({d, manifest, d + "/" + f});
+        if (f.size() > 6 && f.substr(f.size() - 6) == ".gtcap")
+          out.push_back({d, manifest, d + "/" + f});
       }
     }
   }
@@ -50,9 +54,11 @@ std::vector<RealCapture> FindCaptures() {
 std::map<std::string, int64_t> IntObject(const std::string& json, const std::string& name) {
   std::map<std::string, int64_t> out;
   size_t at = json.find("\"" + name + "\"");
-  if (at == std::string::npos) return out;
+  if (at == std::string::npos)
+    return out;
   size_t open = json.find('{', at), close = json.find('}', open);
-  if (open == std::string::npos || close == std::string::npos) return out;
+  if (open == std::string::npos || close == std::string::npos)
+    return out;
   std::string body = json.substr(open + 1, close - open - 1);
   std::regex pair("\"([A-Za-z0-9_]+)\"\\s*:\\s*(-?[0-9]+)");
   for (std::sregex_iterator it(body.begin(), body.end(), pair), end; it != end; ++it) {
@@ -67,7 +73,8 @@ constexpr const char* kNoCapture =
 
 TEST(RealCapture, ReplaysThroughTheRealDecoderWithExactRows) {
   std::vector<RealCapture> captures = FindCaptures();
-  if (captures.empty()) GTEST_SKIP() << kNoCapture;
+  if (captures.empty())
+    GTEST_SKIP() << kNoCapture;
   for (const RealCapture& rc : captures) {
     SCOPED_TRACE(rc.capture);
     fake::CaptureFile c;
@@ -81,9 +88,12 @@ TEST(RealCapture, ReplaysThroughTheRealDecoderWithExactRows) {
     EXPECT_EQ(c.info["clock_callback"], "1");
     // Replay with the options the recording run had.
     std::map<std::string, std::string> env;
-    if (!c.info["capture_range"].empty()) env["GTRACE_CAPTURE_RANGE"] = c.info["capture_range"];
-    if (c.info["graph_trace"] == "node") env["GTRACE_CUDA_GRAPH_TRACE"] = "node";
-    if (c.info["memory_usage"] == "1") env["GTRACE_CUDA_MEMORY_USAGE"] = "1";
+    if (!c.info["capture_range"].empty())
+      env["GTRACE_CAPTURE_RANGE"] = c.info["capture_range"];
+    if (c.info["graph_trace"] == "node")
+      env["GTRACE_CUDA_GRAPH_TRACE"] = "node";
+    if (c.info["memory_usage"] == "1")
+      env["GTRACE_CUDA_MEMORY_USAGE"] = "1";
     TempDir dir;
     TracedExport r = ReplayAndExport(dir, rc.capture, env, "real");
     ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
@@ -112,10 +122,12 @@ TEST(RealCapture, ReplaysThroughTheRealDecoderWithExactRows) {
         {"sync_stream", "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 3"},
         {"sync_context", "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 4"},
         {"graph_launches", "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE"},
-        {"launch_calls", "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
-                         "WHERE s.value LIKE 'cudaLaunchKernel%'"},
-        {"graph_launch_calls", "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON "
-                               "s.id = r.nameId WHERE s.value LIKE 'cudaGraphLaunch%'"},
+        {"launch_calls",
+         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+         "WHERE s.value LIKE 'cudaLaunchKernel%'"},
+        {"graph_launch_calls",
+         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON "
+         "s.id = r.nameId WHERE s.value LIKE 'cudaGraphLaunch%'"},
         {"gpus", "SELECT count(*) FROM TARGET_INFO_GPU"},
     };
     for (const auto& [key, want] : expected) {
@@ -137,10 +149,16 @@ TEST(RealCapture, ReplaysThroughTheRealDecoderWithExactRows) {
     for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                               "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"}) {
       std::string t = table;
-      EXPECT_EQ(db.Int("SELECT count(*) FROM " + t + " g WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-                       "WHERE r.correlationId = g.correlationId)"), 0) << t << ": rows without their API call";
-      EXPECT_EQ(db.Int("SELECT count(*) FROM " + t + " g JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON "
-                       "r.correlationId = g.correlationId WHERE g.start < r.start"), 0) << t << ": GPU before API";
+      EXPECT_EQ(db.Int("SELECT count(*) FROM " + t +
+                       " g WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                       "WHERE r.correlationId = g.correlationId)"),
+                0)
+          << t << ": rows without their API call";
+      EXPECT_EQ(db.Int("SELECT count(*) FROM " + t +
+                       " g JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON "
+                       "r.correlationId = g.correlationId WHERE g.start < r.start"),
+                0)
+          << t << ": GPU before API";
       EXPECT_EQ(db.Int("SELECT count(*) FROM " + t + " WHERE end <= start"), 0) << t << ": durations";
     }
     EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end <= start"), 0);

@@ -12,8 +12,9 @@
 // CUPTI used through the timestamp callback). So that the replayed records fall inside the replay's
 // session (the exporter clamps times before a stream's start to 0), this program moves
 // CLOCK_MONOTONIC for the whole process: clock_gettime below interposes libc's (the executable's
-// definition wins for libgtrace.so and the fake too) and makes "now" start 1 ms before the
-// capture's start_ns. Nothing in the capture is changed.
+// definition wins for libgtrace.so and the fake too) and makes "now" start kLeadNs before the
+// capture's start_ns: enough for the replay's session to start (a loaded CI machine can take
+// milliseconds) before the first recorded timestamp. Nothing in the capture is changed.
 #include <dlfcn.h>
 #include <time.h>
 
@@ -26,6 +27,7 @@
 
 namespace {
 std::atomic<int64_t> g_monotonic_shift_ns{0};  // subtracted from CLOCK_MONOTONIC readings
+constexpr int64_t kLeadNs = 1000000000;
 
 using ClockGettimeFn = int (*)(clockid_t, timespec*);
 ClockGettimeFn RealClockGettime() {
@@ -60,18 +62,18 @@ int main(int argc, char** argv) {
     timespec now;
     RealClockGettime()(CLOCK_MONOTONIC, &now);
     int64_t now_ns = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-    g_monotonic_shift_ns.store(now_ns - (static_cast<int64_t>(std::stoull(it->second)) - 1000000));
+    g_monotonic_shift_ns.store(now_ns - (static_cast<int64_t>(std::stoull(it->second)) - kLeadNs));
   }
   fake_cuInit();
   fake_replay_stats st{};
-  if (fake_ReplayCapture(argv[1], &st) != 0) return 2;
-  std::printf("callbacks_fired=%llu\ncallbacks_skipped=%llu\nbuffers_delivered=%llu\nbuffers_declined=%llu\n"
-              "records=%llu\nwalk_mismatches=%llu\nstrings_missing=%llu\ndrops_replayed=%llu\n",
-              static_cast<unsigned long long>(st.callbacks_fired), static_cast<unsigned long long>(st.callbacks_skipped),
-              static_cast<unsigned long long>(st.buffers_delivered),
-              static_cast<unsigned long long>(st.buffers_declined), static_cast<unsigned long long>(st.records),
-              static_cast<unsigned long long>(st.walk_mismatches),
-              static_cast<unsigned long long>(st.strings_missing),
-              static_cast<unsigned long long>(st.drops_replayed));
+  if (fake_ReplayCapture(argv[1], &st) != 0)
+    return 2;
+  std::printf(
+      "callbacks_fired=%llu\ncallbacks_skipped=%llu\nbuffers_delivered=%llu\nbuffers_declined=%llu\n"
+      "records=%llu\nwalk_mismatches=%llu\nstrings_missing=%llu\ndrops_replayed=%llu\n",
+      static_cast<unsigned long long>(st.callbacks_fired), static_cast<unsigned long long>(st.callbacks_skipped),
+      static_cast<unsigned long long>(st.buffers_delivered), static_cast<unsigned long long>(st.buffers_declined),
+      static_cast<unsigned long long>(st.records), static_cast<unsigned long long>(st.walk_mismatches),
+      static_cast<unsigned long long>(st.strings_missing), static_cast<unsigned long long>(st.drops_replayed));
   return 0;
 }
