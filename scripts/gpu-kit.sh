@@ -7,12 +7,13 @@
 # Without --build, a Release build (no tests, no benchmarks; CUDA samples for sm_90 + its PTX) is
 # made in build-kit/ (nvcc must be on PATH: the CUDA samples are not optional in a kit; extra cmake
 # flags in $GT_KIT_CMAKE_ARGS). With
-# --build, that build tree is used as it is (it must hold bin/gtrace, lib/libgtrace.so and
-# bin/cuda_streams). The kit, default gpu-kit/ in the repository root (git-ignored, so the device
+# --build, that build tree is used as it is (it must hold bin/gtrace, lib/libgtrace.so,
+# bin/cuda_streams and bin/capture_scenario). The kit, default gpu-kit/ in the repository root (git-ignored, so the device
 # tool carries it with `carry: ["gpu-kit"]`):
 #   gpu-check.sh                 runs scripts/gpu-check.sh with the kit as build and source
 #   bin/gtrace, lib/*            the relocatable bundle (scripts/bundle-stage.sh, as scripts/bundle.sh)
 #   bin/cuda_streams             the CUDA sample (RPATH $ORIGIN/../lib)
+#   bin/capture_scenario         the fixed raw-capture scenario of 15-capture (docs/capture.md)
 #   lib/libcudart.so.13          the CUDA runtime cuda_streams was linked with (the GPU machine's may
 #                                not be on the loader path)
 #   scripts/gpu-check.sh, scripts/gpu-check.d/   every check part, helpers and python checkers
@@ -47,11 +48,11 @@ if [ -z "$BUILD" ]; then
   # shellcheck disable=SC2086  # GT_KIT_CMAKE_ARGS: extra -D flags, e.g. the ccache launchers
   cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGT_BUILD_TESTS=OFF -DGT_BUILD_BENCH=OFF \
     -DCMAKE_CUDA_ARCHITECTURES=90 ${GT_KIT_CMAKE_ARGS:-} >/dev/null
-  cmake --build "$BUILD" -j"$(nproc)" --target gtrace gtrace_cli cuda_streams >"$BUILD/kit-build.log" 2>&1 ||
+  cmake --build "$BUILD" -j"$(nproc)" --target gtrace gtrace_cli cuda_streams capture_scenario >"$BUILD/kit-build.log" 2>&1 ||
     { tail -30 "$BUILD/kit-build.log"; echo "gpu-kit: the build failed (log: $BUILD/kit-build.log)" >&2; exit 1; }
 fi
 BUILD=$(cd "$BUILD" && pwd)
-for f in bin/gtrace lib/libgtrace.so bin/cuda_streams; do
+for f in bin/gtrace lib/libgtrace.so bin/cuda_streams bin/capture_scenario; do
   [ -e "$BUILD/$f" ] || { echo "gpu-kit: $BUILD/$f missing (bin/cuda_streams needs nvcc at configure time)" >&2; exit 1; }
 done
 
@@ -72,12 +73,15 @@ echo "incomplete: gpu-kit.sh did not finish" >"$KIT/KIT.txt"  # ours from the st
 bash "$SRC/scripts/bundle-stage.sh" "$BUILD" "$KIT" >/dev/null
 
 # 2. The CUDA sample and the runtime it was linked against.
-cp "$BUILD/bin/cuda_streams" "$KIT/bin/"
-strip --strip-debug "$KIT/bin/cuda_streams" 2>/dev/null || true
-if ! readelf -d "$KIT/bin/cuda_streams" | grep -E 'R(UN)?PATH.*\$ORIGIN/../lib' >/dev/null; then
-  echo "gpu-kit: bin/cuda_streams has no RUNPATH \$ORIGIN/../lib (rebuild with this tree's samples/cuda/CMakeLists.txt)" >&2
-  exit 1
-fi
+# (capture_scenario: the fixed scenario of 15-capture, docs/capture.md; linked like cuda_streams.)
+for sample in cuda_streams capture_scenario; do
+  cp "$BUILD/bin/$sample" "$KIT/bin/"
+  strip --strip-debug "$KIT/bin/$sample" 2>/dev/null || true
+  if ! readelf -d "$KIT/bin/$sample" | grep -E 'R(UN)?PATH.*\$ORIGIN/../lib' >/dev/null; then
+    echo "gpu-kit: bin/$sample has no RUNPATH \$ORIGIN/../lib (rebuild with this tree's samples/cuda/CMakeLists.txt)" >&2
+    exit 1
+  fi
+done
 cudart=$(ldd "$BUILD/bin/cuda_streams" | awk '$1 ~ /^libcudart\.so/ {print $1, $3}')
 if [ -z "$cudart" ] || [ ! -f "${cudart#* }" ]; then
   echo "gpu-kit: cannot find the libcudart cuda_streams needs (ldd: ${cudart:-none})" >&2

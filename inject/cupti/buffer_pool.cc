@@ -45,7 +45,7 @@ uint8_t* CuptiBufferPool::Acquire() {
   return nullptr;
 }
 
-bool CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_bytes) {
+bool CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_bytes, const BufferTag& tag) {
   int i = IndexOf(buffer);
   if (i < 0) return false;
   Slot& s = slots_[i];
@@ -56,11 +56,12 @@ bool CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_bytes) {
   }
   s.valid_bytes = valid_bytes > buffer_bytes_ ? buffer_bytes_ : valid_bytes;
   s.sequence = completions_.fetch_add(1, std::memory_order_relaxed);
-  s.state.store(kCompleted, std::memory_order_release);  // publishes valid_bytes and sequence
+  s.tag = tag;
+  s.state.store(kCompleted, std::memory_order_release);  // publishes valid_bytes, sequence and tag
   return true;
 }
 
-uint8_t* CuptiBufferPool::NextCompleted(size_t* valid_bytes) {
+uint8_t* CuptiBufferPool::NextCompleted(size_t* valid_bytes, BufferTag* tag) {
   int best = -1;
   uint64_t best_seq = 0;
   for (uint32_t i = 0; i < count_; ++i) {
@@ -73,6 +74,7 @@ uint8_t* CuptiBufferPool::NextCompleted(size_t* valid_bytes) {
   if (best < 0) return nullptr;
   slots_[best].state.store(kDecoding, std::memory_order_relaxed);
   *valid_bytes = slots_[best].valid_bytes;
+  if (tag != nullptr) *tag = slots_[best].tag;
   return arena_ + static_cast<size_t>(best) * buffer_bytes_;
 }
 

@@ -19,6 +19,14 @@
 
 namespace gt::cupti {
 
+// What the buffer-completed callback said about a buffer besides its bytes; kept for the raw
+// capture (inject/rawcap/), which writes it with the buffer on the drain thread.
+struct BufferTag {
+  uint64_t context = 0;  // CUcontext argument, as an address
+  uint64_t seq = 0;      // raw-capture sequence number; 0 when not capturing
+  uint32_t stream_id = 0;
+};
+
 class CuptiBufferPool {
  public:
   static constexpr uint32_t kMaxBuffers = 256;
@@ -37,10 +45,10 @@ class CuptiBufferPool {
   uint8_t* Acquire();
   // Any thread: CUPTI finished `buffer` with `valid_bytes` of records. False for a pointer that is
   // not one of ours or not lent (ignored).
-  bool Complete(uint8_t* buffer, size_t valid_bytes);
+  bool Complete(uint8_t* buffer, size_t valid_bytes, const BufferTag& tag = {});
 
   // Drain thread: the oldest completed buffer (nullptr when none), then Release it after decoding.
-  uint8_t* NextCompleted(size_t* valid_bytes);
+  uint8_t* NextCompleted(size_t* valid_bytes, BufferTag* tag = nullptr);
   void Release(uint8_t* buffer);
 
   uint64_t declined() const { return declined_.load(std::memory_order_relaxed); }
@@ -55,6 +63,7 @@ class CuptiBufferPool {
     std::atomic<uint32_t> state{kFree};
     uint64_t valid_bytes = 0;
     uint64_t sequence = 0;  // completion order
+    BufferTag tag;
   };
   int IndexOf(const uint8_t* buffer) const;
 

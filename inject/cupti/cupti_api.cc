@@ -115,6 +115,7 @@ bool ResolveAll(CuptiApi* api, std::string* missing) {
   Resolve(h, "cuptiActivitySetAttribute", &api->ActivitySetAttribute);
   Resolve(h, "cuptiGetGraphExecId", &api->GetGraphExecId);
   Resolve(h, "cuptiGetGraphId", &api->GetGraphId);
+  Resolve(h, "cuptiEnableDomain", &api->EnableDomain);
   return ok;
 }
 

@@ -43,6 +43,7 @@ struct CuptiApi {
   decltype(&::cuptiActivitySetAttribute) ActivitySetAttribute = nullptr;
   decltype(&::cuptiGetGraphExecId) GetGraphExecId = nullptr;
   decltype(&::cuptiGetGraphId) GetGraphId = nullptr;
+  decltype(&::cuptiEnableDomain) EnableDomain = nullptr;  // raw capture only (inject/rawcap/)
 
   // "CUPTI_ERROR_UNKNOWN" for a result code (falls back to the number).
   const char* ResultName(CUptiResult result, char* scratch, size_t scratch_size) const;

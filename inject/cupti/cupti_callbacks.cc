@@ -7,10 +7,16 @@
 #include "inject/cupti/capture_window.h"
 #include "inject/cupti/cuda_record.h"
 #include "inject/cupti/cupti_tracer.h"
+#include "inject/rawcap/capture_writer.h"
 
 namespace gt::cupti {
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  // Raw capture (GTRACE_RAW_CAPTURE_DIR, off by default): one relaxed load when off; when on, one
+  // fixed-size record into the capture's bounded log (inject/rawcap/capture_writer.h).
+  if (rawcap::CaptureOn()) [[unlikely]] {
+    if (rawcap::CaptureWriter* w = rawcap::CaptureWriter::Instance()) w->RecordCallback(domain, cbid, data);
+  }
   const bool recording = IsEnabled(kSourceCuda);  // the one relaxed load of the hot path
   if (data == nullptr) return;
   switch (domain) {
@@ -83,8 +89,8 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   t->OnBufferRequested(buffer, size, max_records);
 }
 
-void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
-  if (CuptiTracer* t = CuptiTracer::Instance()) t->OnBufferCompleted(buffer, valid_size);
+void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t, size_t valid_size) {
+  if (CuptiTracer* t = CuptiTracer::Instance()) t->OnBufferCompleted(buffer, valid_size, context, stream_id);
 }
 
 uint64_t CUPTIAPI TimestampNs() { return NowNs(); }

@@ -6,6 +6,7 @@
 // hook (Reconcile) runs.
 #include "inject/cupti/cupti_tracer.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "inject/cupti/cuda_fields.h"
 #include "inject/cupti/cuda_record.h"
 #include "inject/cupti/cupti_callbacks.h"
+#include "inject/rawcap/capture_writer.h"
 
 namespace gt::cupti {
 
@@ -212,6 +214,7 @@ bool CuptiTracer::Start() {
   }
   SetUpClock();
   decoder_.SetClock(clock_callback_, clock_offset_ns_);
+  StartRawCapture();
   r = api_.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
   if (r != CUPTI_SUCCESS) {
     return Fail(std::string("cuptiActivityRegisterCallbacks failed with ") + api_.ResultName(r, scratch, sizeof(scratch)));
@@ -315,9 +318,59 @@ void CuptiTracer::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_
   *size = b != nullptr ? pool_.buffer_bytes() : 0;
 }
 
-void CuptiTracer::OnBufferCompleted(uint8_t* buffer, size_t valid_bytes) {
+void CuptiTracer::OnBufferCompleted(uint8_t* buffer, size_t valid_bytes, CUcontext context, uint32_t stream_id) {
   if (GetState() == TracerState::kInert) return;
-  pool_.Complete(buffer, valid_bytes);
+  BufferTag tag;
+  if (rawcap::CaptureOn() && valid_bytes > 0) {  // its place among the captured callbacks
+    if (rawcap::CaptureWriter* w = rawcap::CaptureWriter::Instance()) {
+      tag.context = reinterpret_cast<uintptr_t>(context);
+      tag.stream_id = stream_id;
+      tag.seq = w->NextSeq();
+    }
+  }
+  pool_.Complete(buffer, valid_bytes, tag);
+}
+
+void CuptiTracer::StartRawCapture() {
+  // Thread inside cuInit, before any callback or activity kind is enabled: the driver call below
+  // (cuDriverGetVersion, resolved from the libcuda already loaded) is neither traced nor captured.
+  std::string info = "format=gtrace-raw-capture\n";
+  info += "pid=" + std::to_string(pid_) + "\n";
+  info += "start_ns=" + std::to_string(NowNs()) + "\n";
+  info += "cupti_api_version=" + std::to_string(api_.api_version) + "\n";
+  info += std::string("cupti_path=") + api_.path + "\n";
+  info += std::string("cupti_path_source=") + api_.path_source + "\n";
+  using DriverVersionFn = int (*)(int*);
+  if (auto fn = reinterpret_cast<DriverVersionFn>(dlsym(RTLD_DEFAULT, "cuDriverGetVersion")); fn != nullptr) {
+    int v = 0;
+    if (fn(&v) == 0) info += "driver_version=" + std::to_string(v) + "\n";
+  }
+  info += std::string("clock_callback=") + (clock_callback_ ? "1" : "0") + "\n";
+  info += "cupti_clock_offset_ns=" + std::to_string(clock_offset_ns_) + "\n";
+  info += std::string("graph_trace=") + (options_.graph_nodes ? "node" : "graph") + "\n";
+  info += std::string("memory_usage=") + (options_.memory_usage ? "1" : "0") + "\n";
+  info += "buffer_bytes=" + std::to_string(pool_.buffer_bytes()) + "\n";
+  if (const char* v = getenv("GTRACE_CAPTURE_RANGE")) info += std::string("capture_range=") + v + "\n";
+  if (const char* v = getenv("GTRACE_RAW_CAPTURE_SCENARIO")) info += std::string("scenario=") + v + "\n";
+  bool requested = false;
+  std::string error;
+  if (!rawcap::CaptureWriter::StartFromEnv(&api_, info, &requested, &error)) {
+    ReportDiagnostic(field::enums::kSeverityWarning, "cupti", "raw capture off: " + error + "; tracing goes on");
+    return;
+  }
+  if (!requested) return;
+  // Every API and resource callback CUPTI makes, for the capture's callback sequence (capture
+  // mode only: it costs a callback per CUDA call).
+  char scratch[32];
+  for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE}) {
+    CUptiResult r = api_.EnableDomain != nullptr ? api_.EnableDomain(1, subscriber_, d) : CUPTI_ERROR_NOT_SUPPORTED;
+    if (r != CUPTI_SUCCESS) {
+      ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
+                       "raw capture: cuptiEnableDomain(" + std::to_string(static_cast<int>(d)) + ") failed with " +
+                           api_.ResultName(r, scratch, sizeof(scratch)) + "; that domain's callbacks are missing");
+    }
+  }
+  PrintLine("raw capture of CUPTI input to " + rawcap::CaptureWriter::Instance()->path());
 }
 
 void CuptiTracer::OnGraphLaunch(uint32_t correlation_id, const void* graph_exec) {
@@ -382,6 +435,7 @@ void CuptiTracer::ReportDrops(ChunkBuilder* chunk, uint64_t now_ns) {
   size_t dropped = 0;
   // Global queue; no gtrace lock held (kineto#1347: never under a lock).
   if (api_.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    if (rawcap::CaptureWriter* w = rawcap::CaptureWriter::Instance()) w->WriteDroppedRecords(dropped);
     ProtoWriter& w = chunk->body();
     w.BeginNested(field::chunk::kDrops);
     w.Varint(field::drop_report::kSource, field::enums::kDropCupti);
@@ -418,11 +472,20 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     }
   }
   size_t valid = 0;
-  while (uint8_t* buffer = pool_.NextCompleted(&valid)) {
+  BufferTag tag;
+  rawcap::CaptureWriter* capture = rawcap::CaptureWriter::Instance();
+  while (uint8_t* buffer = pool_.NextCompleted(&valid, &tag)) {
+    if (capture != nullptr && tag.seq != 0) {  // written before decoding: exactly as CUPTI left it
+      capture->WriteBuffer(buffer, valid, {tag.context, tag.stream_id, pool_.buffer_bytes(), tag.seq});
+    }
     decoder_.DecodeBuffer(buffer, valid, chunk);
     pool_.Release(buffer);
   }
   if (flushed) ReportDrops(chunk, now);  // once per flush: CUPTI calls stay rare on this thread
+  if (capture != nullptr) {
+    capture->DrainCallbacks();
+    if (final) capture->Finish();  // after the last buffers and drop count of the forced flush
+  }
   decoder_.EmitPending(chunk, now);
   uint64_t declined = pool_.declined();
   if (declined != declined_reported_) {
@@ -457,6 +520,7 @@ void CuptiTracer::OnProcessExit() {
 }
 
 void CuptiTracer::OnForkChild() {
+  rawcap::CaptureWriter::StopInChild();
   TracerState s = GetState();
   if (s == TracerState::kActive || s == TracerState::kStopped || s == TracerState::kOff) SetState(TracerState::kInert);
 }

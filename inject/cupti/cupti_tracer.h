@@ -64,7 +64,7 @@ class CuptiTracer {
 
   // CUPTI buffer callbacks (any thread).
   void OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
-  void OnBufferCompleted(uint8_t* buffer, size_t valid_bytes);
+  void OnBufferCompleted(uint8_t* buffer, size_t valid_bytes, CUcontext context, uint32_t stream_id);
   // API/resource callbacks that need the tracer (slow paths).
   void OnGraphLaunch(uint32_t correlation_id, const void* graph_exec);
   void OnGraphResource(uint32_t cbid, const void* resource_data);
@@ -93,6 +93,7 @@ class CuptiTracer {
   void ApplyWindow(bool open);
   void WriteTraceInfo(ChunkBuilder* chunk);
   void ReportDrops(ChunkBuilder* chunk, uint64_t now_ns);
+  void StartRawCapture();  // GTRACE_RAW_CAPTURE_DIR (inject/rawcap/)
 
   CuptiApi api_;
   TracerOptions options_;

@@ -114,6 +114,20 @@ void fake_PmOverflowNext(uint32_t device);
 /* Values "cupti_name=value;..." of the ranges profiled from now on (auto ranges add their index). */
 void fake_RangeSetValues(const char* spec);
 
+/* --- Replay of a raw capture (fake_replay.cc, docs/capture.md) --------------------------------
+ * Delivers the callbacks and activity buffers of a capture written by GTRACE_RAW_CAPTURE_DIR, in
+ * their recorded order, through gtrace's registered callbacks (only callbacks gtrace enabled fire).
+ * Returns 0, or -1 when the file is not a readable capture. */
+typedef struct {
+  uint64_t callbacks_fired, callbacks_skipped;
+  uint64_t buffers_delivered, buffers_declined;
+  uint64_t records;          /* records the fake's cuptiActivityGetNextRecord walked */
+  uint64_t walk_mismatches;  /* buffers where that walk differs from real CUPTI's recorded walk */
+  uint64_t strings_missing;  /* record pointers with no saved string (set to NULL) */
+  uint64_t drops_replayed;   /* records CUPTI reported dropped (fake_DropRecords at their place) */
+} fake_replay_stats;
+int fake_ReplayCapture(const char* path, fake_replay_stats* stats);
+
 #ifdef __cplusplus
 }
 #endif

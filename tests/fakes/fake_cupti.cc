@@ -163,7 +163,7 @@ void Fire(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) 
   void* user = nullptr;
   {
     std::lock_guard<std::mutex> lock(S().mu);
-    if (!S().subscribed || S().callbacks.count({domain, cbid}) == 0) return;
+    if (!S().subscribed || (S().callbacks.count({domain, cbid}) == 0 && S().domains.count(domain) == 0)) return;
     fn = S().callback;
     user = S().userdata;
   }
@@ -237,6 +237,7 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle) {
   std::lock_guard<std::mutex> lock(S().mu);
   S().subscribed = false;
   S().callbacks.clear();
+  S().domains.clear();
   return CUPTI_SUCCESS;
 }
 
@@ -250,6 +251,19 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
     S().callbacks.insert({domain, cbid});
   } else {
     S().callbacks.erase({domain, cbid});
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle, CUpti_CallbackDomain domain) {
+  fake::Count("cuptiEnableDomain");
+  if (!fake::CheckProcess("cuptiEnableDomain")) return CUPTI_ERROR_UNKNOWN;
+  std::lock_guard<std::mutex> lock(S().mu);
+  if (!S().subscribed) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (enable) {
+    S().domains.insert(domain);
+  } else {
+    S().domains.erase(domain);
   }
   return CUPTI_SUCCESS;
 }

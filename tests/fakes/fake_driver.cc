@@ -196,6 +196,7 @@ uint32_t fake_ApiEnter(int driver, uint32_t cbid, const void* params) {
   data.callbackSite = CUPTI_API_ENTER;
   data.functionParams = params;
   data.correlationId = corr;
+  cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data.functionName);
   fake::Fire(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
   return corr;
 }
@@ -218,6 +219,7 @@ void fake_ApiExit(uint32_t correlation_id, uint64_t duration_ns, uint32_t return
   data.functionParams = p.params;
   data.functionReturnValue = &return_value;
   data.correlationId = correlation_id;
+  cuptiGetCallbackName(p.driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, p.cbid, &data.functionName);
   fake::Fire(p.driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, p.cbid, &data);
   CUpti_ActivityKind kind = p.driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
   if (!fake::KindOn(kind)) return;
@@ -436,7 +438,7 @@ int fake_KindEnabled(int kind) { return fake::KindOn(kind) ? 1 : 0; }
 
 int fake_CallbackEnabled(int domain, uint32_t cbid) {
   std::lock_guard<std::mutex> lock(S().mu);
-  return S().callbacks.count({domain, cbid}) != 0 ? 1 : 0;
+  return S().callbacks.count({domain, cbid}) != 0 || S().domains.count(domain) != 0 ? 1 : 0;
 }
 
 uint64_t fake_CallCount(const char* function) {

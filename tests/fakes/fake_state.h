@@ -37,6 +37,7 @@ struct State {
   CUpti_CallbackFunc callback = nullptr;
   void* userdata = nullptr;
   std::set<std::pair<int, uint32_t>> callbacks;  // (domain, cbid) enabled
+  std::set<int> domains;                         // whole domains enabled (cuptiEnableDomain)
   std::set<int> kinds;
   CUpti_BuffersCallbackRequestFunc request = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete = nullptr;

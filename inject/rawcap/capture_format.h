@@ -1,0 +1,108 @@
+// The raw-capture file format (docs/capture.md): what libgtrace.so received from NVIDIA's code,
+// saved exactly as delivered so CPU tests can replay it through gtrace's real decoding path.
+//
+// A file is a 16-byte header followed by frames. Every integer is little-endian (the byte order of
+// the x86-64 and aarch64 machines that write it); no padding between frames. Readers skip frames of
+// an unknown type (their length is known) and refuse an unknown major version.
+//
+//   header: char magic[8] = "GTCAPv\0\0"; u32 version (kCaptureVersion); u32 header_bytes (16)
+//   frame:  u32 type (FrameType); u32 payload_bytes; u64 seq; payload[payload_bytes]
+//
+// `seq` orders callbacks and completed buffers as they happened (one process-wide counter, taken on
+// the thread CUPTI called); a replay delivers them in `seq` order. Frames describing a buffer
+// (record index, strings, device attributes) carry the seq of that buffer.
+//
+// Header-only and free of CUPTI types so that tests and the fake CUPTI (tests/fakes/) read it too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gt::rawcap {
+
+inline constexpr char kCaptureMagic[8] = {'G', 'T', 'C', 'A', 'P', 'v', '\0', '\0'};
+inline constexpr uint32_t kCaptureVersion = 1;  // bump on any incompatible change
+inline constexpr uint32_t kCaptureHeaderBytes = 16;
+inline constexpr uint32_t kFrameHeaderBytes = 16;
+
+enum FrameType : uint32_t {
+  // Text "key=value\n" lines: library, CUPTI and driver facts (cupti_api_version, cupti_path,
+  // driver_version, runtime_version, pid, clock_callback, options). Written first.
+  kFrameInfo = 1,
+  // One CUPTI activity buffer as handed to the buffer-completed callback: ActivityBufferHeader,
+  // then exactly valid_bytes bytes of records (pointers inside them are the writer's addresses).
+  kFrameActivityBuffer = 2,
+  // How the real cuptiActivityGetNextRecord walked that buffer: u32 count, then count x
+  // RecordIndexEntry. Lets a replay check its own record walk against CUPTI's.
+  kFrameRecordIndex = 3,
+  // A string a record of that buffer points at: u64 address (as in the record), then the bytes (no NUL).
+  kFrameString = 4,
+  // One subscriber callback: CallbackRecord.
+  kFrameCallback = 5,
+  // cuptiDeviceGetAttribute answers for one device: u32 device, u32 count, count x DeviceAttribute.
+  kFrameDeviceAttributes = 6,
+  // Last frame of a complete capture: CaptureEnd.
+  kFrameEnd = 7,
+  // u64: what cuptiActivityGetNumDroppedRecords(NULL, 0) answered (records CUPTI dropped since
+  // the previous query), written only when non-zero.
+  kFrameDroppedRecords = 8,
+};
+
+struct ActivityBufferHeader {
+  uint64_t context;    // the CUcontext argument, as an address (CUDA 13: usually 0, per-thread buffers)
+  uint32_t stream_id;  // the streamId argument
+  uint32_t reserved;
+  uint64_t size_bytes;   // size of the buffer gtrace gave CUPTI
+  uint64_t valid_bytes;  // validSize: bytes of records (the frame carries exactly these)
+};
+static_assert(sizeof(ActivityBufferHeader) == 32, "frame layout");
+
+struct RecordIndexEntry {
+  uint32_t offset;  // record start, bytes from the buffer start
+  uint32_t kind;    // CUpti_ActivityKind
+};
+static_assert(sizeof(RecordIndexEntry) == 8, "frame layout");
+
+// Fixed size: written on the application thread inside the callback (capture mode only) into a
+// bounded preallocated log; names are copied (truncated, always NUL-terminated).
+struct CallbackRecord {
+  uint64_t ts_ns;           // gtrace's clock when the callback ran
+  uint32_t tid;             // OS thread id
+  uint32_t domain;          // CUpti_CallbackDomain
+  uint32_t cbid;            // CUpti_CallbackId
+  uint32_t site;            // CUpti_ApiCallbackSite (API domains); 0 otherwise
+  uint32_t correlation_id;  // CUpti_CallbackData::correlationId (API domains)
+  uint32_t context_uid;     // CUpti_CallbackData::contextUid (API domains)
+  uint32_t graph_id;        // graph launches/creation: cuptiGetGraphId of the graph, when known
+  uint32_t graph_exec_id;   // graph launches/instantiation: cuptiGetGraphExecId, when known
+  uint32_t other_graph_id;  // GRAPH_CLONED: the original graph's id
+  uint32_t flags;           // kCallbackHas* bits
+  uint64_t return_value;    // API exit: the CUresult/cudaError_t when CUPTI gives it
+  uint64_t reserved;
+  char function_name[96];  // CUpti_CallbackData::functionName
+  char symbol_name[96];    // CUpti_CallbackData::symbolName (kernel launches)
+};
+static_assert(sizeof(CallbackRecord) == 256, "frame layout");
+
+inline constexpr uint32_t kCallbackHasGraphId = 1u << 0;
+inline constexpr uint32_t kCallbackHasGraphExecId = 1u << 1;
+inline constexpr uint32_t kCallbackHasOtherGraphId = 1u << 2;
+inline constexpr uint32_t kCallbackHasReturnValue = 1u << 3;
+
+struct DeviceAttribute {
+  uint32_t attribute;  // CUpti_DeviceAttribute
+  uint32_t result;     // CUptiResult of the query
+  uint64_t value;      // the value (integer attributes), 0 when the query failed
+};
+static_assert(sizeof(DeviceAttribute) == 16, "frame layout");
+
+struct CaptureEnd {
+  uint64_t buffers;            // activity buffers written
+  uint64_t buffer_bytes;       // their valid bytes
+  uint64_t callbacks;          // callbacks written
+  uint64_t callbacks_dropped;  // callbacks not kept (log full)
+  uint64_t buffers_dropped;    // buffers not written (capture size limit or write error)
+};
+static_assert(sizeof(CaptureEnd) == 40, "frame layout");
+
+}  // namespace gt::rawcap
