@@ -21,6 +21,7 @@
 #include "tools/export/db_merge_source.h"
 #include "tools/export/export_context.h"
 #include "tools/export/exporter.h"
+#include "tools/export/lazy_tables.h"
 #include "tools/export/merge_catalog.h"
 #include "tools/export/process_tree_merge.h"
 #include "tools/export/rank_tables.h"
@@ -616,9 +617,11 @@ class Merger {
       return Status::Error("GTRACE_PROCESS_TREE: " + st.message());
     if (!(st = ExportRows(seconds)).ok())
       return st;
-    if (!same_session_)
-      return RankRows();
-    return Status::Ok();
+    if (!same_session_ && !(st = RankRows()).ok())
+      return st;
+    // Parts written by this version have no empty tables; older parts (and tables no source had
+    // rows for after all) may: the merged file has only what nsys would write.
+    return DropEmptyTables(db_);
   }
 
   Status ExportRows(double seconds) {
