@@ -56,7 +56,7 @@ TEST(NsysTables, CudaRunWithoutCopies) {
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   Db db(r.db);
   // No MEMCPY, MEMSET, SYNCHRONIZATION, CUDA_EVENT, GRAPH_TRACE tables: the run made none.
-  EXPECT_EQ(Tables(db), With({"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS",
+  EXPECT_EQ(Tables(db), With({"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "GTRACE_DEVICES", "NVTX_EVENTS",
                               "TARGET_INFO_CUDA_CONTEXT_INFO", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_CUDA_STREAM",
                               "TARGET_INFO_GPU"}));
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 5);

@@ -6,13 +6,35 @@
 #include "tools/export/cuda_names.h"
 
 namespace gt::exporter {
+namespace {
+
+constexpr char kDevicesDdl[] = R"sql(CREATE TABLE GTRACE_DEVICES (
+    -- gtrace: one row per process and CUDA device it used; where the process-local ordinal went.
+    globalPid                   INTEGER   NOT NULL,                    -- Serialized GlobalId of the process.
+    pid                         INTEGER   NOT NULL,
+    cudaId                      INTEGER   NOT NULL,                    -- CUDA ordinal in that process (CUPTI's deviceId).
+    deviceId                    INTEGER   NOT NULL,                    -- TARGET_INFO_GPU.id: deviceId of its rows here.
+    hostName                    TEXT,
+    uuid                        TEXT
+))sql";
+
+// Tables whose deviceId columns CUPTI fills with the process-local ordinal, keyed by globalPid.
+constexpr const char* kDeviceTables[][2] = {
+    {"CUPTI_ACTIVITY_KIND_KERNEL", "deviceId"},          {"CUPTI_ACTIVITY_KIND_MEMCPY", "deviceId"},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", "srcDeviceId"},       {"CUPTI_ACTIVITY_KIND_MEMCPY", "dstDeviceId"},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", "deviceId"},          {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "deviceId"},
+    {"CUPTI_ACTIVITY_KIND_CUDA_EVENT", "deviceId"},      {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "deviceId"},
+    {"CUDA_GPU_MEMORY_USAGE_EVENTS", "deviceId"},        {"CUDA_GPU_MEMORY_POOL_EVENTS", "deviceId"},
+};
+
+}  // namespace
 
 void CudaTargetInfo::AddDevice(const StreamContext& s, const schema::CudaDevice& d) {
   traced_ = true;
   for (const Device& existing : devices_) {
     if (existing.hw_id == s.hw_id && existing.pid == s.pid && existing.info.device_id() == d.device_id()) return;
   }
-  devices_.push_back({s.hw_id, s.pid, d});
+  devices_.push_back({s.hw_id, s.pid, d, s.header.host_name()});
 }
 
 void CudaTargetInfo::AddContext(const StreamContext& s, const schema::CudaContext& c) {
@@ -90,6 +112,32 @@ Status CudaTargetInfo::Write(ExportContext& ctx) {
     gpu->Int(38, d.compute_major()).Int(39, d.compute_minor()).Int(40, d.compute_major()).Int(41, d.compute_minor());
     if (!(st = gpu->Run()).ok()) return st;
   }
+  // (process, CUDA ordinal) -> GPU id; the activity rows follow when they differ anywhere.
+  std::map<std::pair<int64_t, uint32_t>, int64_t> gpu_of;
+  bool identity = true;
+  for (const Device& d : devices_) {
+    int64_t id = gpu_ids[std::make_pair(d.hw_id, d.info.uuid())];
+    gpu_of[{PackGlobalTid(d.hw_id, d.pid, 0), d.info.device_id()}] = id;
+    identity &= id == d.info.device_id();
+  }
+  if (!identity && !(st = RenumberDevices(ctx, gpu_of)).ok()) return st;
+  auto gpu_id = [&](uint32_t hw_id, uint32_t pid, uint32_t ordinal) -> int64_t {
+    auto it = gpu_of.find({PackGlobalTid(hw_id, pid, 0), ordinal});
+    return it != gpu_of.end() ? it->second : ordinal;
+  };
+  if (!devices_.empty()) {
+    if (!(st = ctx.db().Exec(kDevicesDdl)).ok()) return st;
+    Statement* gd = ctx.db().Prepare(
+        "INSERT INTO GTRACE_DEVICES (globalPid, pid, cudaId, deviceId, hostName, uuid) VALUES (?,?,?,?,?,?)", &st);
+    if (gd == nullptr) return st;
+    for (const Device& d : devices_) {
+      gd->Int(1, PackGlobalTid(d.hw_id, d.pid, 0)).Int(2, d.pid).Int(3, d.info.device_id());
+      gd->Int(4, gpu_id(d.hw_id, d.pid, d.info.device_id())).Text(5, d.host_name);
+      std::string uuid = FormatUuid(d.info.uuid());
+      if (!uuid.empty()) gd->Text(6, uuid);
+      if (!(st = gd->Run()).ok()) return st;
+    }
+  }
   Statement* dev = ctx.Insert("TARGET_INFO_CUDA_DEVICE",
                               "INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) "
                               "VALUES (?,?,?,?,?)",
@@ -108,7 +156,8 @@ Status CudaTargetInfo::Write(ExportContext& ctx) {
   std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>> have_stream;  // (hw, pid, ctx, stream)
   for (const Stream& s : streams_) have_stream.insert({s.hw_id, s.pid, s.info.context_id(), s.info.stream_id()});
   for (const Context& c : contexts_) {
-    cx->Int(1, c.info.null_stream_id()).Int(2, c.hw_id).Int(3, 1).Int(4, c.pid).Int(5, c.info.device_id());
+    cx->Int(1, c.info.null_stream_id()).Int(2, c.hw_id).Int(3, 1).Int(4, c.pid);
+    cx->Int(5, gpu_id(c.hw_id, c.pid, c.info.device_id()));
     cx->Int(6, c.info.context_id()).Int(7, c.info.parent_context_id()).Int(8, c.info.green_context() ? 1 : 0);
     cx->Int(9, c.info.multiprocessors());
     if (!(st = cx->Run()).ok()) return st;
@@ -131,6 +180,34 @@ Status CudaTargetInfo::Write(ExportContext& ctx) {
     sx->Int(1, s.info.stream_id()).Int(2, s.hw_id).Int(3, 1).Int(4, s.pid).Int(5, s.info.context_id());
     sx->Int(6, s.info.priority()).Int(7, s.info.flag());
     if (!(st = sx->Run()).ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status CudaTargetInfo::RenumberDevices(ExportContext& ctx,
+                                       const std::map<std::pair<int64_t, uint32_t>, int64_t>& gpu_of) {
+  Status st = ctx.db().Exec(
+      "CREATE TEMP TABLE IF NOT EXISTS gt_device_gpu (globalPid INTEGER, cudaId INTEGER, gpuId INTEGER, "
+      "PRIMARY KEY (globalPid, cudaId)); DELETE FROM temp.gt_device_gpu");
+  if (!st.ok()) return st;
+  Statement* ins = ctx.db().Prepare("INSERT INTO temp.gt_device_gpu (globalPid, cudaId, gpuId) VALUES (?,?,?)", &st);
+  if (ins == nullptr) return st;
+  for (const auto& [key, id] : gpu_of) {
+    if (!(st = ins->Int(1, key.first).Int(2, key.second).Int(3, id).Run()).ok()) return st;
+  }
+  for (const auto& [table, column] : kDeviceTables) {
+    Statement* has = ctx.db().Prepare("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", &st);
+    if (has == nullptr) return st;
+    has->Text(1, table);
+    bool exists = has->Step() && has->ColumnInt(0) > 0;
+    has->Reset();
+    if (!exists) continue;
+    std::string c = std::string("\"") + column + "\"";
+    // Rows of a process without a device record keep CUPTI's ordinal.
+    st = ctx.db().Exec(std::string("UPDATE main.") + table + " SET " + c +
+                       " = coalesce((SELECT m.gpuId FROM temp.gt_device_gpu m WHERE m.globalPid = " + table +
+                       ".globalPid AND m.cudaId = " + table + "." + c + "), " + c + ") WHERE " + c + " IS NOT NULL");
+    if (!st.ok()) return st;
   }
   return Status::Ok();
 }

@@ -1,9 +1,14 @@
 // CudaTargetInfo: the machine description of a CUDA export — TARGET_INFO_GPU (one row per physical
 // GPU per host, identified by UUID), TARGET_INFO_CUDA_DEVICE (process x CUDA ordinal -> GPU),
 // TARGET_INFO_CUDA_CONTEXT_INFO (one row per context) and TARGET_INFO_CUDA_STREAM (one row per
-// stream, NULL streams included) — collected from CudaDevice/CudaContext/CudaStream messages of
+// stream, NULL streams included), and GTRACE_DEVICES (process x CUDA ordinal -> deviceId, host, UUID) — collected from CudaDevice/CudaContext/CudaStream messages of
 // every stream and written once all streams are read. Also maps (process, context) -> device for
 // rows whose CUPTI record has no device id (SYNCHRONIZATION).
+//
+// deviceId in every table is the GPU id (TARGET_INFO_GPU.id), as nsys's reports join it: one id per
+// physical GPU (host, UUID) of the export, so that readers keying GPUs on deviceId (and streams on
+// deviceId, streamId) see each rank's GPU apart. CUPTI's process-local ordinal stays in
+// TARGET_INFO_CUDA_DEVICE.cudaId and GTRACE_DEVICES.cudaId.
 //
 // Single-threaded (the exporter's thread); owned by the CUDA export module.
 #pragma once
@@ -41,7 +46,11 @@ class CudaTargetInfo {
     uint32_t hw_id;
     uint32_t pid;
     schema::CudaDevice info;
+    std::string host_name;
   };
+  // Rewrites the deviceId columns of the GPU activity tables from the CUDA ordinal CUPTI reports
+  // to the GPU id (`gpu_of` maps (globalPid, ordinal) -> TARGET_INFO_GPU.id).
+  Status RenumberDevices(ExportContext& ctx, const std::map<std::pair<int64_t, uint32_t>, int64_t>& gpu_of);
   struct Context {
     uint32_t hw_id;
     uint32_t pid;

@@ -62,6 +62,7 @@ std::string FormatTime(int64_t utc_ns, bool local) {
 struct SourceMap {
   std::map<int64_t, int64_t> host;  // old host index -> new
   bool strings_identity = true;
+  bool gpus_identity = true;  // every GPU id of this source keeps its number
   int64_t callchain_base = 0;
   // Process transforms: old globalPid -> new correction applied to (t + shift).
   struct TimeMap {
@@ -332,7 +333,7 @@ class Merger {
 
   // GPUs: one row per (host, UUID) over all sources, numbered in host order, then UUID (as one
   // export numbers them); this source's ids -> the merged ones in temp.gt_gmap.
-  Status Gpus(size_t i, const SourceMap& m) {
+  Status Gpus(size_t i, SourceMap& m) {
     if (gpu_ids_.empty()) {
       std::set<std::pair<int64_t, std::string>> all;
       for (size_t j = 0; j < sources_.size(); ++j) {
@@ -344,10 +345,9 @@ class Merger {
         gpu_ids_[k] = next++;
     }
     const Source& s = sources_[i];
-    if (s.gpus.empty())
-      return Status::Ok();
-    Status st = db_.Exec("DELETE FROM temp.gt_gmap");
-    if (!st.ok())
+    m.gpus_identity = true;
+    Status st = db_.Exec("DELETE FROM temp.gt_gmap");  // no stale ids of the previous source
+    if (!st.ok() || s.gpus.empty())
       return st;
     if (!(st = Ensure("TARGET_INFO_GPU", i)).ok())
       return st;
@@ -357,6 +357,7 @@ class Merger {
     for (const Source::Gpu& g : s.gpus) {
       int64_t host = NewHost(i, g.vm);
       int64_t id = gpu_ids_[{host, g.uuid}];
+      m.gpus_identity &= id == g.id;
       if (!(st = map->Int(1, g.id).Int(2, id).Run()).ok())
         return st;
       if (!gpus_written_.insert(id).second)
@@ -452,7 +453,8 @@ class Merger {
           e = m.callchain_base == 0 ? q : "(" + q + " + " + std::to_string(m.callchain_base) + ")";
           break;
         case ColumnKind::kGpuId:
-          e = "(SELECT new FROM temp.gt_gmap WHERE old = " + q + ")";
+          if (!m.gpus_identity)
+            e = "coalesce((SELECT new FROM temp.gt_gmap WHERE old = " + q + "), " + q + ")";
           break;
         case ColumnKind::kPlain:
           break;
