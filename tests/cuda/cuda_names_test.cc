@@ -9,6 +9,7 @@
 #include "tests/common/test_util.h"
 #include "tools/export/cuda_field_map.h"
 #include "tools/export/cuda_names.h"
+#include "tools/export/nsys_spelling.h"
 
 namespace gt::exporter {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 TEST(KernelNames, DemanglesCppAndKeepsCNames) {
   KernelNames a = MakeKernelNames("_Z7add_onePKfPfi");
   EXPECT_EQ(a.mangled, "_Z7add_onePKfPfi");
-  EXPECT_EQ(a.demangled, "add_one(float const*, float*, int)");
+  EXPECT_EQ(a.demangled, "add_one(const float *, float *, int)");
   EXPECT_EQ(a.short_name, "add_one");
   KernelNames c = MakeKernelNames("matmul_kernel");
   EXPECT_EQ(c.mangled, "matmul_kernel");
@@ -25,11 +26,58 @@ TEST(KernelNames, DemanglesCppAndKeepsCNames) {
   KernelNames t = MakeKernelNames(
       "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_");
   EXPECT_EQ(t.demangled,
-            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> "
-            ">(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)");
+            "void at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<float>, std::array<char *, "
+            "(unsigned long)1>>(int, at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>)");
   EXPECT_EQ(t.short_name, "vectorized_elementwise_kernel");
   // A name that looks mangled but is not stays as it is.
   EXPECT_EQ(MakeKernelNames("_Zbogus").demangled, "_Zbogus");
+}
+
+// nsys's spelling of the GNU demangler's text (tools/export/nsys_spelling.h).
+TEST(KernelNames, NsysSpellingOfGnuDemangledText) {
+  EXPECT_EQ(NsysDemangledSpelling("add_one(float const*, float*, int)"), "add_one(const float *, float *, int)");
+  EXPECT_EQ(NsysDemangledSpelling("k(unsigned long const&, char const* const*, int&&, double**)"),
+            "k(const unsigned long &, const char *const *, int &&, double **)");
+  EXPECT_EQ(NsysDemangledSpelling("void f<4, -2, 1ul, 3u, 5l, 6ll, 7ull, float>(float*)"),
+            "void f<(int)4, (int)-2, (unsigned long)1, (unsigned int)3, (long)5, (long long)6, "
+            "(unsigned long long)7, float>(float *)");
+  EXPECT_EQ(NsysDemangledSpelling("void g<a::B<c::D<int> > >(a::B<c::D<int> > const&)"),
+            "void g<a::B<c::D<int>>>(const a::B<c::D<int>> &)");
+  EXPECT_EQ(NsysDemangledSpelling("S::operator()(T&)::{lambda(float, float)#12}"),
+            "S::operator ()(T &)::[lambda(float, float) (instance 12)]");
+  EXPECT_EQ(NsysDemangledSpelling("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(NsysDemangledSpelling("void h<v2>(v2)"), "void h<v2>(v2)");
+}
+
+// Against nsys's own demangled names in the real exports: every kernel whose name has no
+// template-parameter reference in its parameter list (T1, T2, ...; not handled) is spelled as nsys
+// does; for the others the part before the parameter list is.
+TEST(KernelNames, DemangledNamesMatchRealNsysExports) {
+  std::string dir = test::ReferenceDir();
+  if (dir.empty()) GTEST_SKIP() << "no ../shared/reference";
+  int whole = 0, prefix = 0;
+  for (const char* file : {"flameox-nsys-2025.5.2.sqlite", "nsysai-mock-nsys-2026.1.1.sqlite"}) {
+    test::Db db(dir + "/" + file);
+    if (!db.ok()) continue;
+    for (const std::string& row :
+         db.Rows("SELECT DISTINCT m.value || char(1) || d.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON "
+                 "d.id = k.demangledName JOIN StringIds m ON m.id = k.mangledName")) {
+      size_t sep = row.find('\x01');
+      ASSERT_NE(sep, std::string::npos) << row;
+      std::string ours = MakeKernelNames(row.substr(0, sep)).demangled, nsys = row.substr(sep + 1);
+      if (nsys.find("(T") == std::string::npos && nsys.find(", T") == std::string::npos) {
+        EXPECT_EQ(ours, nsys);
+        ++whole;
+      } else {
+        std::string cut_ours = ours.substr(0, ours.rfind(">(") + 1), cut_nsys = nsys.substr(0, nsys.rfind(">(") + 1);
+        EXPECT_EQ(cut_ours, cut_nsys);
+        ++prefix;
+      }
+    }
+  }
+  if (whole + prefix == 0) GTEST_SKIP() << "reference exports absent";
+  EXPECT_EQ(whole, 1);   // add_one(const float *, float *, int)
+  EXPECT_EQ(prefix, 2);  // vectorized_elementwise_kernel, reduce_kernel
 }
 
 TEST(KernelNames, ShortNameDropsReturnTypeScopeTemplatesAndParameters) {
