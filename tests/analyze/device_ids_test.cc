@@ -1,5 +1,5 @@
 // Merged databases of many hosts (issue 15): each physical GPU (host + UUID) has its own deviceId,
-// the process-local CUDA ordinal stays in TARGET_INFO_CUDA_DEVICE / GTRACE_DEVICES, (deviceId,
+// the process-local CUDA ordinal stays in GTRACE_DEVICES, (deviceId,
 // streamId) names one stream of one process, and a deviceId-keyed utilisation query gives, rank by
 // rank, what the per-rank databases give. Also: the exact tables of a merged 4-rank/2-host export
 // (tables only when nsys writes them). Streams from the rank simulator (one GPU per local rank).
@@ -51,9 +51,13 @@ void ExpectUniqueGpus(test::Db& db, const std::string& what) {
                    "HAVING count(DISTINCT deviceId) != 1)"),
             0);
   EXPECT_EQ(db.Int("SELECT count(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 4);
-  // The ordinal is where nsys keeps it: TARGET_INFO_CUDA_DEVICE.cudaId -> gpuId, per process.
+  // TARGET_INFO_CUDA_DEVICE.cudaId is the deviceId of the process's rows (joins on it hold); the
+  // ordinal is in GTRACE_DEVICES (above).
   EXPECT_EQ(db.Rows("SELECT cudaId, gpuId FROM TARGET_INFO_CUDA_DEVICE ORDER BY gpuId"),
-            (Rows{"0|0", "1|1", "0|2", "1|3"}));
+            (Rows{"0|0", "1|1", "2|2", "3|3"}));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE NOT EXISTS (SELECT 1 FROM "
+                   "TARGET_INFO_CUDA_DEVICE d WHERE d.pid = (k.globalPid >> 24) & 16777215 AND d.cudaId = k.deviceId)"),
+            0);
   // (deviceId, streamId) is one stream of one process; contexts name their GPU.
   EXPECT_EQ(db.Int("SELECT count(*) FROM (SELECT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY "
                    "deviceId, streamId HAVING count(DISTINCT globalPid) != 1)"),

@@ -143,8 +143,12 @@ Status CudaTargetInfo::Write(ExportContext& ctx) {
                               "VALUES (?,?,?,?,?)",
                               &st);
   if (dev == nullptr) return st;
+  // cudaId = the deviceId of the process's rows (the GPU id), so that the joins readers make
+  // (CONTEXT_INFO.deviceId = CUDA_DEVICE.cudaId, KERNEL.deviceId = cudaId) hold; the ordinal CUPTI
+  // reported is GTRACE_DEVICES.cudaId.
   for (const Device& d : devices_) {
-    dev->Int(1, gpu_ids[std::make_pair(d.hw_id, d.info.uuid())]).Int(2, d.info.device_id()).Int(3, d.pid);
+    dev->Int(1, gpu_ids[std::make_pair(d.hw_id, d.info.uuid())]).Int(2, gpu_id(d.hw_id, d.pid, d.info.device_id()));
+    dev->Int(3, d.pid);
     dev->Int(5, d.info.multiprocessors());
     if (!(st = dev->Run()).ok()) return st;
   }

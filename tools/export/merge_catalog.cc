@@ -59,7 +59,7 @@ constexpr ColumnRule kNvtx[] = {{"start", K::kTime}, {"end", K::kTime}, {"rangeI
 constexpr ColumnRule kThreadNames[] = {{"nameId", K::kStringId}, {"globalTid", K::kGlobalId}};
 constexpr ColumnRule kCudaStream[] = {{"streamId", K::kPlain}, {"hwId", K::kHostIndex}, {"vmId", K::kPlain},
                                       {"processId", K::kPlain}, {"contextId", K::kPlain}};
-constexpr ColumnRule kCudaDevice[] = {{"gpuId", K::kGpuId}, {"cudaId", K::kPlain}, {"pid", K::kPlain},
+constexpr ColumnRule kCudaDevice[] = {{"gpuId", K::kGpuId}, {"cudaId", K::kGpuId}, {"pid", K::kPlain},
                                       {"uuid", K::kPlain}};
 constexpr ColumnRule kContextInfo[] = {{"nullStreamId", K::kPlain}, {"hwId", K::kHostIndex}, {"vmId", K::kPlain},
                                        {"processId", K::kPlain}, {"deviceId", K::kGpuId}, {"contextId", K::kPlain},
