@@ -125,6 +125,8 @@ class CudaExport final : public ExportModule {
     for (const auto& d : chunk.cuda_devices()) target_.AddDevice(s, d);
     for (const auto& c : chunk.cuda_contexts()) target_.AddContext(s, c);
     for (const auto& x : chunk.cuda_streams()) target_.AddStream(s, x);
+    // GPU rows need their device tables even when the stream never said it traced CUDA.
+    if (chunk.cuda_kernels_size() + chunk.cuda_memcpys_size() + chunk.cuda_memsets_size() > 0) target_.NoteTraced(s);
     uint64_t base = chunk.base_ns();
     uint64_t ts = base;
     for (const auto& r : chunk.cuda_api_calls()) {
@@ -226,7 +228,7 @@ class CudaExport final : public ExportModule {
  private:
   Status TraceInfo(ExportContext& ctx, StreamContext& s, const schema::CudaTraceInfo& info) {
     state_.traced = true;
-    target_.NoteTraced();
+    target_.NoteTraced(s);
     Status st;
     for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                               "CUPTI_ACTIVITY_KIND_RUNTIME"}) {

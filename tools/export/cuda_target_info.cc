@@ -64,7 +64,8 @@ std::optional<uint32_t> CudaTargetInfo::DeviceOfContext(const StreamContext& s, 
 
 Status CudaTargetInfo::Write(ExportContext& ctx) {
   if (!traced_) return Status::Ok();
-  Status st;
+  Status st = AddPlaceholders(ctx);
+  if (!st.ok()) return st;
   for (const char* table : {"TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_CUDA_CONTEXT_INFO",
                             "TARGET_INFO_CUDA_STREAM"}) {
     if (!(st = ctx.EnsureTable(table)).ok()) return st;
@@ -166,7 +167,8 @@ Status CudaTargetInfo::Write(ExportContext& ctx) {
     cx->Int(9, c.info.multiprocessors());
     if (!(st = cx->Run()).ok()) return st;
     // The legacy NULL stream of the context, when CUPTI sent no STREAM record for it.
-    if (have_stream.count({c.hw_id, c.pid, c.info.context_id(), c.info.null_stream_id()}) == 0) {
+    if (c.info.null_stream_id() != 0 &&  // 0: unknown (a placeholder context)
+        have_stream.count({c.hw_id, c.pid, c.info.context_id(), c.info.null_stream_id()}) == 0) {
       schema::CudaStream null_stream;
       null_stream.set_context_id(c.info.context_id());
       null_stream.set_stream_id(c.info.null_stream_id());
@@ -184,6 +186,64 @@ Status CudaTargetInfo::Write(ExportContext& ctx) {
     sx->Int(1, s.info.stream_id()).Int(2, s.hw_id).Int(3, 1).Int(4, s.pid).Int(5, s.info.context_id());
     sx->Int(6, s.info.priority()).Int(7, s.info.flag());
     if (!(st = sx->Run()).ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status CudaTargetInfo::AddPlaceholders(ExportContext& ctx) {
+  std::set<std::pair<uint32_t, uint32_t>> described;
+  for (const Device& d : devices_) described.insert({d.hw_id, d.pid});
+  Status st;
+  for (const auto& [hw_id, pid] : traced_processes_) {
+    if (described.count({hw_id, pid}) != 0) continue;
+    // (ordinal, context) pairs of the process's GPU rows, from every table that has them.
+    std::set<std::pair<int64_t, int64_t>> used;
+    for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+      Statement* has = ctx.db().Prepare("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", &st);
+      if (has == nullptr) return st;
+      has->Text(1, table);
+      bool exists = has->Step() && has->ColumnInt(0) > 0;
+      has->Reset();
+      if (!exists) continue;
+      Statement* q = ctx.db().Prepare(std::string("SELECT DISTINCT deviceId, contextId FROM ") + table +
+                                          " WHERE globalPid = ?",
+                                      &st);
+      if (q == nullptr) return st;
+      q->Int(1, PackGlobalTid(hw_id, pid, 0));
+      while (q->Step()) used.insert({q->ColumnInt(0), q->ColumnInt(1)});
+      q->Reset();
+    }
+    std::set<int64_t> ordinals;
+    for (const auto& [ordinal, context] : used) {
+      if (ordinals.insert(ordinal).second) {
+        // A UUID of our own, unique per (host, process, ordinal): the GPU cannot be matched with
+        // another process's. Name and the zero attributes say what is unknown.
+        std::string uuid(16, '\0');
+        for (int b = 0; b < 4; ++b) {
+          uuid[b] = static_cast<char>(0xFF);
+          uuid[4 + b] = static_cast<char>((hw_id >> (8 * b)) & 0xFF);
+          uuid[8 + b] = static_cast<char>((pid >> (8 * b)) & 0xFF);
+          uuid[12 + b] = static_cast<char>((ordinal >> (8 * b)) & 0xFF);
+        }
+        schema::CudaDevice d;
+        d.set_device_id(static_cast<uint32_t>(ordinal));
+        d.set_name("Unknown GPU (no CUPTI device record)");
+        d.set_uuid(uuid);
+        devices_.push_back({hw_id, pid, d, ""});
+      }
+      auto key = std::make_tuple(hw_id, pid, static_cast<uint32_t>(context));
+      if (context_device_.count(key) == 0) {
+        schema::CudaContext c;
+        c.set_context_id(static_cast<uint32_t>(context));
+        c.set_device_id(static_cast<uint32_t>(ordinal));
+        context_device_[key] = c.device_id();
+        contexts_.push_back({hw_id, pid, c});
+      }
+    }
+    if (!used.empty()) {
+      ctx.Warn("process " + std::to_string(pid) + " has GPU rows but no CUPTI device record; TARGET_INFO_GPU has a "
+               "placeholder \"Unknown GPU\" for it");
+    }
   }
   return Status::Ok();
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -28,8 +29,12 @@ namespace gt::exporter {
 
 class CudaTargetInfo {
  public:
-  // A stream announced it traced CUDA: the four tables exist even if it saw no device.
-  void NoteTraced() { traced_ = true; }
+  // A stream announced it traced CUDA. A process with GPU rows but no device record (lost, or a
+  // stream cut before CUPTI's first buffer) gets a placeholder GPU, device and context at Write.
+  void NoteTraced(const StreamContext& s) {
+    traced_ = true;
+    traced_processes_.insert({s.hw_id, s.pid});
+  }
   bool traced() const { return traced_; }
 
   void AddDevice(const StreamContext& s, const schema::CudaDevice& d);
@@ -61,7 +66,11 @@ class CudaTargetInfo {
     uint32_t pid;
     schema::CudaStream info;
   };
+  // Placeholder devices for the processes of traced_processes_ that have GPU rows but no device.
+  Status AddPlaceholders(ExportContext& ctx);
+
   bool traced_ = false;
+  std::set<std::pair<uint32_t, uint32_t>> traced_processes_;  // (hw, pid)
   std::vector<Device> devices_;  // one per (process, CUDA ordinal)
   std::vector<Context> contexts_;
   std::vector<Stream> streams_;
