@@ -35,7 +35,8 @@ test::SimConfig FourRanksTwoHosts() {
 // NCCL kernels overlap compute) — keyed on deviceId only,
 // as a tool that knows nothing of processes computes it.
 const char kUtilisation[] =
-    "SELECT r.rank, u.busy, u.n, u.busy * 1000000 / u.span FROM (SELECT deviceId, sum(end - start) AS busy, count(*) AS "
+    "SELECT r.rank, u.busy, u.n, u.busy * 1000000 / u.span FROM (SELECT deviceId, sum(end - start) AS busy, count(*) "
+    "AS "
     "n, max(end) - min(start) AS span FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY deviceId) u JOIN GTRACE_DEVICES d ON "
     "d.deviceId = u.deviceId JOIN GTRACE_RANKS r ON r.globalPid = d.globalPid ORDER BY r.rank";
 

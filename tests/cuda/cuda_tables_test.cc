@@ -18,9 +18,17 @@ using Rows = std::vector<std::string>;
 
 // Tables every export has (24 ENUM_* tables counted, not listed), and gtrace's own tables that have
 // rows in every export (the clock placement of each process, the process tree).
-const Rows kAlways = {"ANALYSIS_DETAILS", "GTRACE_CLOCK_ALIGNMENT", "GTRACE_PROCESS_TREE", "GTRACE_RANKS",
-                      "META_DATA_CAPTURE", "META_DATA_EXPORT", "PROCESSES",
-                      "StringIds", "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV", "ThreadNames"};
+const Rows kAlways = {"ANALYSIS_DETAILS",
+                      "GTRACE_CLOCK_ALIGNMENT",
+                      "GTRACE_PROCESS_TREE",
+                      "GTRACE_RANKS",
+                      "META_DATA_CAPTURE",
+                      "META_DATA_EXPORT",
+                      "PROCESSES",
+                      "StringIds",
+                      "TARGET_INFO_SESSION_START_TIME",
+                      "TARGET_INFO_SYSTEM_ENV",
+                      "ThreadNames"};
 
 Rows Tables(Db& db) {
   return db.Rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'ENUM_%' ORDER BY name");
@@ -56,9 +64,9 @@ TEST(NsysTables, CudaRunWithoutCopies) {
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   Db db(r.db);
   // No MEMCPY, MEMSET, SYNCHRONIZATION, CUDA_EVENT, GRAPH_TRACE tables: the run made none.
-  EXPECT_EQ(Tables(db), With({"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "GTRACE_DEVICES", "NVTX_EVENTS",
-                              "TARGET_INFO_CUDA_CONTEXT_INFO", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_CUDA_STREAM",
-                              "TARGET_INFO_GPU"}));
+  EXPECT_EQ(Tables(db), With({"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "GTRACE_DEVICES",
+                              "NVTX_EVENTS", "TARGET_INFO_CUDA_CONTEXT_INFO", "TARGET_INFO_CUDA_DEVICE",
+                              "TARGET_INFO_CUDA_STREAM", "TARGET_INFO_GPU"}));
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 5);
   // gtrace's own reports still run on it (the memory reports say there is nothing to report).
   for (const char* report : {"cuda_gpu_kern_sum", "cuda_gpu_trace", "cuda_api_sum", "nvtx_sum"}) {

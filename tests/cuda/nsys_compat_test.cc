@@ -22,7 +22,8 @@ Rows Lines(const std::string& text) {
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
+    if (end == std::string::npos)
+      end = text.size();
     out.push_back(text.substr(pos, end - pos));
     pos = end + 1;
   }
@@ -60,9 +61,10 @@ TEST(NsysCompat, StatsCsvAsNsysWritesIt) {
   EXPECT_NE(api[1].find(",2000,cudaStreamCreate,0,1,"), std::string::npos) << api[1];
   Rows gpu = Lines(ReadFile(base + "_cuda_gpu_trace.csv"));
   ASSERT_EQ(gpu.size(), 6u);  // header + 5 kernels
-  EXPECT_EQ(gpu[0],
-            "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"
-            "Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name");
+  EXPECT_EQ(
+      gpu[0],
+      "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"
+      "Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name");
   EXPECT_NE(gpu[1].find(",1000,2,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,13,warmup"), std::string::npos)
       << gpu[1];
   EXPECT_NE(r.out.find("Generated:"), std::string::npos) << r.out;
@@ -100,12 +102,13 @@ TEST(NsysCompat, ExportSkipsAndRefusals) {
   std::string nvtx_db = c.dir.File("nvtx-only.sqlite");
   std::vector<std::string> nvtx_streams;
   for (const std::string& s : c.dir.Find(".gtrace")) {
-    if (s.find("/nvtx-only") != std::string::npos) nvtx_streams.push_back(s);
+    if (s.find("/nvtx-only") != std::string::npos)
+      nvtx_streams.push_back(s);
   }
   ASSERT_EQ(nvtx_streams.size(), 1u);
   ASSERT_EQ(RunProgram({CliPath(), "export", "-o", nvtx_db, nvtx_streams[0]}).exit_code, 0);
-  RunResult skip = RunProgram({c.nsys, "stats", "-r", "cuda_api_trace", "--timeunit", "nsec", "-f", "csv", "-o", base,
-                               nvtx_db});
+  RunResult skip =
+      RunProgram({c.nsys, "stats", "-r", "cuda_api_trace", "--timeunit", "nsec", "-f", "csv", "-o", base, nvtx_db});
   EXPECT_EQ(skip.exit_code, 0) << skip.err;
   EXPECT_EQ(skip.out.rfind("SKIPPED: " + nvtx_db + " does not contain", 0), 0u) << skip.out;
   EXPECT_EQ(ReadFile(base + "_cuda_api_trace.csv"), "");

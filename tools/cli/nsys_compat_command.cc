@@ -41,7 +41,8 @@ std::vector<std::string> SplitList(const std::string& list) {
   std::stringstream ss(list);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
+    if (!item.empty())
+      out.push_back(item);
   }
   return out;
 }
@@ -49,14 +50,16 @@ std::vector<std::string> SplitList(const std::string& list) {
 std::string WithoutExtension(const std::string& path) {
   size_t slash = path.rfind('/');
   size_t dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path;
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path;
   return path.substr(0, dot);
 }
 
 std::string SelfPath() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
+  if (n <= 0)
+    return "";
   buf[n] = '\0';
   return buf;
 }
@@ -64,7 +67,8 @@ std::string SelfPath() {
 // A shell word in single quotes.
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
@@ -74,7 +78,9 @@ int Fail(const std::string& message, int rc = 1) {
 }
 
 // nsys's wording when a report has nothing to work on (gtrace's reports say "no <TABLE> table in ...").
-bool MissingData(const Status& st) { return st.message().find(" table in ") != std::string::npos; }
+bool MissingData(const Status& st) {
+  return st.message().find(" table in ") != std::string::npos;
+}
 
 int ShimStats(const std::vector<std::string>& args) {
   std::string reports, format = "csv", output, timeunit = "nsec";
@@ -117,19 +123,24 @@ int ShimStats(const std::vector<std::string>& args) {
     std::cout << p.Help();
     return 0;
   }
-  if (!st.ok()) return Fail(st.message() + " (only -r, -f, -o, --timeunit=nsec, --force-overwrite, --force-export "
-                                           "and -q are answered)");
+  if (!st.ok())
+    return Fail(st.message() +
+                " (only -r, -f, -o, --timeunit=nsec, --force-overwrite, --force-export "
+                "and -q are answered)");
   if (timeunit != "nsec" && timeunit != "ns") {
     return Fail("--timeunit " + timeunit + ": gtrace's reports are in nanoseconds (use --timeunit nsec)");
   }
   stats::ReportOptions options;
-  if (!(st = stats::ParseFormat(format, &options.format)).ok()) return Fail(st.message());
-  if (inputs.size() != 1) return Fail("give exactly one input (.sqlite or .gtrace)");
+  if (!(st = stats::ParseFormat(format, &options.format)).ok())
+    return Fail(st.message());
+  if (inputs.size() != 1)
+    return Fail("give exactly one input (.sqlite or .gtrace)");
   std::string db = inputs[0];
   if (EndsWith(db, ".nsys-rep") || EndsWith(db, ".qdrep")) {
     return Fail(db + ": gtrace cannot read an nsys report file; give its .sqlite export or a .gtrace stream");
   }
-  if (!Exists(db)) return Fail(db + ": no such file");
+  if (!Exists(db))
+    return Fail(db + ": no such file");
   if (EndsWith(db, ".gtrace")) {
     std::string sqlite = WithoutExtension(db) + ".sqlite";
     if (!Exists(sqlite) || force_export) {
@@ -138,13 +149,15 @@ int ShimStats(const std::vector<std::string>& args) {
       eo.output = sqlite;
       eo.force = true;
       exporter::ExportResult result;
-      if (!(st = exporter::ExportSqlite(eo, &result)).ok()) return Fail(st.message());
+      if (!(st = exporter::ExportSqlite(eo, &result)).ok())
+        return Fail(st.message());
     }
     db = sqlite;
   }
   std::vector<std::string> names = SplitList(reports);
-  const char* ext = options.format == stats::Format::kCsv ? "csv" : options.format == stats::Format::kJson ? "json"
-                                                                                                             : "txt";
+  const char* ext = options.format == stats::Format::kCsv    ? "csv"
+                    : options.format == stats::Format::kJson ? "json"
+                                                             : "txt";
   int rc = 0;
   for (const std::string& name : names) {
     std::ostringstream text;
@@ -152,8 +165,8 @@ int ShimStats(const std::vector<std::string>& args) {
     if (!st.ok()) {
       if (MissingData(st)) {
         // nsys: "SKIPPED: <file> does not contain <kind> data." on standard output, exit 0.
-        std::cout << "SKIPPED: " << db << " does not contain the data of report " << name << " ("
-                  << st.message() << ").\n";
+        std::cout << "SKIPPED: " << db << " does not contain the data of report " << name << " (" << st.message()
+                  << ").\n";
         continue;
       }
       std::cerr << "gtrace nsys-compat: " << st.message() << "\n";
@@ -161,7 +174,8 @@ int ShimStats(const std::vector<std::string>& args) {
       continue;
     }
     if (output.empty() || output == "-") {
-      if (!quiet) std::cout << "\nProcessing [" << db << "] with [" << name << "]... \n";
+      if (!quiet)
+        std::cout << "\nProcessing [" << db << "] with [" << name << "]... \n";
       std::cout << text.str();
       continue;
     }
@@ -189,7 +203,8 @@ int ShimStats(const std::vector<std::string>& args) {
       rc = 1;
       continue;
     }
-    if (!quiet) std::cout << "\nProcessing [" << db << "] with [" << name << "]... \nGenerated:\n\t" << file << "\n";
+    if (!quiet)
+      std::cout << "\nProcessing [" << db << "] with [" << name << "]... \nGenerated:\n\t" << file << "\n";
   }
   return rc;
 }
@@ -203,8 +218,7 @@ int ShimExport(const std::vector<std::string>& args) {
            type = std::string(v);
            return Status::Ok();
          }});
-  p.Add({"output", 'o', true, "OUT", "the database (default: the input's name with .sqlite)",
-         [&](std::string_view v) {
+  p.Add({"output", 'o', true, "OUT", "the database (default: the input's name with .sqlite)", [&](std::string_view v) {
            output = std::string(v);
            return Status::Ok();
          }});
@@ -226,9 +240,12 @@ int ShimExport(const std::vector<std::string>& args) {
     std::cout << p.Help();
     return 0;
   }
-  if (!st.ok()) return Fail(st.message());
-  if (type != "sqlite") return Fail("--type " + type + ": gtrace answers `nsys export` only for sqlite");
-  if (inputs.empty()) return Fail("give the stream(s) to export");
+  if (!st.ok())
+    return Fail(st.message());
+  if (type != "sqlite")
+    return Fail("--type " + type + ": gtrace answers `nsys export` only for sqlite");
+  if (inputs.empty())
+    return Fail("give the stream(s) to export");
   for (const std::string& in : inputs) {
     if (EndsWith(in, ".nsys-rep") || EndsWith(in, ".qdrep")) {
       return Fail(in + ": gtrace cannot read an nsys report file (it exports gtrace streams, .gtrace)");
@@ -242,8 +259,10 @@ int ShimExport(const std::vector<std::string>& args) {
     return Fail(eo.output + " exists; use --force-overwrite=true to replace it");
   }
   exporter::ExportResult result;
-  if (!(st = exporter::ExportSqlite(eo, &result)).ok()) return Fail(st.message());
-  for (const std::string& w : result.warnings) std::cerr << "gtrace: warning: " << w << "\n";
+  if (!(st = exporter::ExportSqlite(eo, &result)).ok())
+    return Fail(st.message());
+  for (const std::string& w : result.warnings)
+    std::cerr << "gtrace: warning: " << w << "\n";
   std::cout << "Generated:\n    " << eo.output << "\n";
   return 0;
 }
@@ -251,16 +270,20 @@ int ShimExport(const std::vector<std::string>& args) {
 }  // namespace
 
 int RunNsysShim(const std::vector<std::string>& args) {
-  if (args.empty()) return Fail("usage: nsys stats|export ... (gtrace nsys-compat answers these two)", 2);
+  if (args.empty())
+    return Fail("usage: nsys stats|export ... (gtrace nsys-compat answers these two)", 2);
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "stats") return ShimStats(rest);
-  if (args[0] == "export") return ShimExport(rest);
+  if (args[0] == "stats")
+    return ShimStats(rest);
+  if (args[0] == "export")
+    return ShimExport(rest);
   if (args[0] == "--version" || args[0] == "-v") {
     std::cout << "gtrace " << GT_VERSION_STRING
               << " nsys-compat (answers `nsys stats` and `nsys export`; not NVIDIA Nsight Systems)\n";
     return 0;
   }
-  return Fail("`nsys " + args[0] + "` is not answered: this nsys is gtrace's compatibility script, which answers "
+  return Fail("`nsys " + args[0] +
+              "` is not answered: this nsys is gtrace's compatibility script, which answers "
               "only `nsys stats` and `nsys export` (profile with `gtrace profile`)");
 }
 
@@ -280,15 +303,19 @@ int RunNsysCompat(const std::vector<std::string>& args) {
     std::cout << p.Help();
     return 0;
   }
-  if (!st.ok()) return Fail(st.message(), 2);
-  if (dirs.size() != 1) return Fail("give exactly one directory", 2);
+  if (!st.ok())
+    return Fail(st.message(), 2);
+  if (dirs.size() != 1)
+    return Fail("give exactly one directory", 2);
   std::string self = SelfPath();
-  if (self.empty()) return Fail("cannot find the gtrace executable (/proc/self/exe)");
+  if (self.empty())
+    return Fail("cannot find the gtrace executable (/proc/self/exe)");
   if (::mkdir(dirs[0].c_str(), 0755) != 0 && errno != EEXIST) {
     return Fail("cannot create " + dirs[0] + ": " + strerror(errno));
   }
   std::string path = dirs[0] + "/nsys";
-  if (Exists(path) && !force) return Fail(path + " exists; use --force to replace it");
+  if (Exists(path) && !force)
+    return Fail(path + " exists; use --force to replace it");
   std::string temp = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream f(temp, std::ios::trunc);

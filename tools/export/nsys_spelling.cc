@@ -6,7 +6,9 @@
 namespace gt::exporter {
 namespace {
 
-bool IdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool IdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
 
 // {lambda(ARGS)#N} -> [lambda(ARGS) (instance N)]
 std::string Lambdas(std::string s) {
@@ -16,8 +18,10 @@ std::string Lambdas(std::string s) {
     size_t i = pos + open.size();
     int depth = 1;
     while (i < s.size() && depth > 0) {
-      if (s[i] == '(') ++depth;
-      if (s[i] == ')') --depth;
+      if (s[i] == '(')
+        ++depth;
+      if (s[i] == ')')
+        --depth;
       ++i;
     }
     // s[i - 1] is the closing ')'; then '#', digits, '}'.
@@ -28,7 +32,8 @@ std::string Lambdas(std::string s) {
     }
     ++j;
     size_t digits = j;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) ++j;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0)
+      ++j;
     if (j == digits || j >= s.size() || s[j] != '}') {
       pos = i;
       continue;
@@ -51,10 +56,13 @@ size_t TypeStart(const std::string& s, size_t end) {
       int depth = 0;
       while (i > 0) {
         char d = s[i - 1];
-        if (d == '>') ++depth;
-        if (d == '<') --depth;
+        if (d == '>')
+          ++depth;
+        if (d == '<')
+          --depth;
         --i;
-        if (depth == 0) break;
+        if (depth == 0)
+          break;
       }
       continue;
     }
@@ -66,11 +74,13 @@ size_t TypeStart(const std::string& s, size_t end) {
     if (c == ' ' && i >= 2 && IdentChar(s[i - 2])) {
       size_t w = i - 1;
       size_t k = w;
-      while (k > 0 && IdentChar(s[k - 1])) --k;
+      while (k > 0 && IdentChar(s[k - 1]))
+        --k;
       std::string word = s.substr(k, w - k);
       static const char* const kWords[] = {"unsigned", "signed", "long", "short"};
       bool builtin = false;
-      for (const char* b : kWords) builtin |= word == b;
+      for (const char* b : kWords)
+        builtin |= word == b;
       if (builtin) {
         i = k;
         continue;
@@ -118,9 +128,11 @@ std::string PointerSpacing(const std::string& s) {
     out += c;
   }
   size_t p = 0;
-  while ((p = out.find("* const", p)) != std::string::npos) out.erase(p + 1, 1);
+  while ((p = out.find("* const", p)) != std::string::npos)
+    out.erase(p + 1, 1);
   p = 0;
-  while ((p = out.find("& const", p)) != std::string::npos) out.erase(p + 1, 1);
+  while ((p = out.find("& const", p)) != std::string::npos)
+    out.erase(p + 1, 1);
   return out;
 }
 
@@ -132,12 +144,12 @@ std::string IntegerArguments(const std::string& s) {
   for (auto it = begin; it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
     std::string suffix = m[3].str();
-    const char* type = suffix.empty()     ? "int"
-                       : suffix == "u"    ? "unsigned int"
-                       : suffix == "l"    ? "long"
-                       : suffix == "ul"   ? "unsigned long"
-                       : suffix == "ll"   ? "long long"
-                                          : "unsigned long long";
+    const char* type = suffix.empty()   ? "int"
+                       : suffix == "u"  ? "unsigned int"
+                       : suffix == "l"  ? "long"
+                       : suffix == "ul" ? "unsigned long"
+                       : suffix == "ll" ? "long long"
+                                        : "unsigned long long";
     out += s.substr(last, static_cast<size_t>(m.position(0)) - last);
     out += m[1].str() + "(" + type + ")" + m[2].str();
     last = static_cast<size_t>(m.position(0) + m.length(0));
@@ -156,7 +168,8 @@ std::string NsysDemangledSpelling(std::string_view gnu_demangled) {
     p += 10;
   }
   s = IntegerArguments(PointerSpacing(ConstFirst(s)));
-  while ((p = s.find("> >")) != std::string::npos) s.erase(p + 1, 1);
+  while ((p = s.find("> >")) != std::string::npos)
+    s.erase(p + 1, 1);
   return s;
 }
 
