@@ -21,6 +21,7 @@
 #include "tools/export/db_merge_source.h"
 #include "tools/export/export_context.h"
 #include "tools/export/exporter.h"
+#include "tools/export/gpu_sharing.h"
 #include "tools/export/lazy_tables.h"
 #include "tools/export/merge_catalog.h"
 #include "tools/export/process_tree_merge.h"
@@ -623,6 +624,8 @@ class Merger {
       return st;
     // Parts written by this version have no empty tables; older parts (and tables no source had
     // rows for after all) may: the merged file has only what nsys would write.
+    if (!(st = MakeContextsUniquePerGpu(db_)).ok())
+      return st;
     return DropEmptyTables(db_);
   }
 
