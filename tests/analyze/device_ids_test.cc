@@ -125,6 +125,31 @@ TEST(MergedDevices, EachGpuItsOwnDeviceIdAndPerRankAnswers) {
     EXPECT_EQ(db.Rows(kUtilisation), per_rank) << path;
   }
 
+  // Per-rank databases of gtrace before GTRACE_DEVICES (deviceId columns = the CUDA ordinal) merge
+  // to the same GPUs: made here from the per-rank ones by writing the ordinal back.
+  std::vector<std::string> old_dbs;
+  for (uint32_t r = 0; r < c.ranks; ++r) {
+    std::string old = dir.File("old-" + std::to_string(r) + ".sqlite");
+    ASSERT_EQ(test::RunProgram({"cp", dbs[r], old}).exit_code, 0);
+    std::string ordinal = std::to_string(r % 2);
+    for (const std::string& sql :
+         {"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = " + ordinal,
+          "UPDATE TARGET_INFO_CUDA_CONTEXT_INFO SET deviceId = " + ordinal,
+          "UPDATE TARGET_INFO_CUDA_DEVICE SET cudaId = " + ordinal, std::string("DROP TABLE GTRACE_DEVICES")}) {
+      ASSERT_EQ(test::RunProgram({"sqlite3", old, sql}).exit_code, 0) << sql;
+    }
+    old_dbs.push_back(old);
+  }
+  exporter::MergeOptions old_mo;
+  old_mo.inputs = old_dbs;
+  old_mo.output = dir.File("merged-old.sqlite");
+  st = exporter::MergeDatabases(old_mo, &mres);
+  ASSERT_TRUE(st.ok()) << st.message();
+  test::Db merged_old(old_mo.output);
+  EXPECT_EQ(merged_old.Rows("SELECT r.rank, k.deviceId, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN GTRACE_RANKS r "
+                            "ON r.globalPid = k.globalPid GROUP BY r.rank, k.deviceId ORDER BY r.rank"),
+            (Rows{"0|0|60", "1|1|60", "2|2|60", "3|3|60"}));
+
   // Tables only when nsys writes them: no empty table in the merged database.
   test::Db merged(o.output);
   EXPECT_EQ(merged.Rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'ENUM_%' ORDER BY "

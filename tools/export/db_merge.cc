@@ -64,6 +64,7 @@ struct SourceMap {
   std::map<int64_t, int64_t> host;  // old host index -> new
   bool strings_identity = true;
   bool gpus_identity = true;  // every GPU id of this source keeps its number
+  bool device_is_gpu = true;  // deviceId columns hold GPU ids (GTRACE_DEVICES present), not ordinals
   int64_t callchain_base = 0;
   // Process transforms: old globalPid -> new correction applied to (t + shift).
   struct TimeMap {
@@ -425,6 +426,7 @@ class Merger {
     if (!(st = Columns("src", table, &cols)).ok())
       return st;
     std::string key = rule.process_key.empty() ? "" : Quote(std::string(rule.process_key));
+    const bool has_gpid = std::find(cols.begin(), cols.end(), "globalPid") != cols.end();
     std::string sel, names;
     bool identity = true;
     for (const std::string& c : cols) {
@@ -454,8 +456,14 @@ class Merger {
           e = m.callchain_base == 0 ? q : "(" + q + " + " + std::to_string(m.callchain_base) + ")";
           break;
         case ColumnKind::kGpuId:
-          if (!m.gpus_identity)
+          if (!m.device_is_gpu && c != "gpuId" && c != "id" && has_gpid) {
+            // Databases of gtrace before GTRACE_DEVICES: deviceId columns hold the process's CUDA
+            // ordinal; its GPU is TARGET_INFO_CUDA_DEVICE (pid, cudaId) -> gpuId.
+            e = "coalesce((SELECT g.new FROM src.TARGET_INFO_CUDA_DEVICE d JOIN temp.gt_gmap g ON g.old = d.gpuId "
+                "WHERE d.cudaId = " + q + " AND d.pid = ((\"globalPid\" >> 24) & 16777215) LIMIT 1), " + q + ")";
+          } else if (!m.gpus_identity) {
             e = "coalesce((SELECT new FROM temp.gt_gmap WHERE old = " + q + "), " + q + ")";
+          }
           break;
         case ColumnKind::kPlain:
           break;
@@ -492,6 +500,9 @@ class Merger {
       if (!st.ok())
         return st;
     }
+    m.device_is_gpu = s.gpus.empty();
+    for (const auto& [name, sql] : s.tables)
+      m.device_is_gpu |= name == "GTRACE_DEVICES";
     if (!(st = Gpus(i, m)).ok())
       return st;
     for (const auto& [name, sql] : s.tables) {
