@@ -64,8 +64,8 @@ TEST_F(CudaBasic, Kernels) {
             (Rows{"5|add_one|add_one(const float *, float *, int)|_Z7add_onePKfPfi|1500|0|1|0|13|4|1|1|256|1|1|16|0|0|"
                   "1|1|24772608|8192|NULL|NULL|0|NULL|NULL|[]",
                   "6|vectorized_elementwise_kernel|void at::native::vectorized_elementwise_kernel<(int)4, "
-                  "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>>(int, "
-                  "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>)|_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5"
+                  "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>>(int, T2, T3)|"
+                  "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5"
                   "arrayIPcLm1EEEEviT0_T1_|2500|0|1|0|14|4|1|1|256|1|1|16|0|0|1|1|24772608|8192|NULL|NULL|0|NULL|NULL|[]",
                   "7|add_one|add_one(const float *, float *, int)|_Z7add_onePKfPfi|1500|0|1|0|14|4|1|1|256|1|1|16|0|0|"
                   "1|1|24772608|8192|NULL|NULL|0|NULL|NULL|[]",

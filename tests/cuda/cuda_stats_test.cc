@@ -87,8 +87,8 @@ TEST_F(CudaReports, KernelAndMemorySummaries) {
             "42.1,4000,1,4000.0,4000.0,4000,4000,0.0,matmul_kernel\n"
             "31.6,3000,2,1500.0,1500.0,1500,1500,0.0,\"add_one(const float *, float *, int)\"\n"
             "26.3,2500,1,2500.0,2500.0,2500,2500,0.0,\"void at::native::vectorized_elementwise_kernel<(int)4, "
-            "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>>(int, "
-            "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>)\"\n");
+            "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>>(int, T2, "
+            "T3)\"\n");
   EXPECT_EQ(Report("cuda_gpu_mem_time_sum"),
             "Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation\n"
             "27.8,1000,1,1000.0,1000.0,1000,1000,0.0,[CUDA memcpy Peer-to-Peer]\n"
@@ -121,7 +121,7 @@ TEST_F(CudaReports, GpuTrace) {
                   "1500,5,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,13,\"add_one(const float *, float *, int)\"",
                   "2500,6,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,14,\"void "
                   "at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<float>, std::array<char *, "
-                  "(unsigned long)1>>(int, at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>)\"",
+                  "(unsigned long)1>>(int, T2, T3)\"",
                   "1500,7,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,14,\"add_one(const float *, float *, int)\"",
                   "600,8,,,,,,,,,,0.001,1706.667,Device,,Fake GPU 0 (0),1,,13,[CUDA memset]",
                   "900,9,,,,,,,,,,0.008,9102.222,Device,Pinned,Fake GPU 0 (0),1,,13,[CUDA memcpy Device-to-Host]",

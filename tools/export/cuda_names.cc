@@ -42,7 +42,7 @@ std::string DemangleKernelName(std::string_view mangled) {
   if (status != 0 || out == nullptr) return input;
   std::string result(out);
   std::free(out);
-  return NsysDemangledSpelling(result);
+  return NsysDemangledSpelling(result, input);
 }
 
 std::string ShortKernelName(std::string_view name) {

@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <regex>
+#include <vector>
+
+#include "tools/export/mangled_params.h"
 
 namespace gt::exporter {
 namespace {
@@ -158,10 +161,66 @@ std::string IntegerArguments(const std::string& s) {
   return out;
 }
 
+// The parameters of the final "(...)" that are bare template parameters in the mangled name,
+// replaced by nsys's T<k>; the text is unchanged when the two parameter lists do not line up.
+std::string TemplateParameters(const std::string& s, std::string_view mangled) {
+  if (mangled.empty() || s.empty() || s.back() != ')')
+    return s;
+  std::optional<std::vector<std::string>> refs = TemplateParameterRefs(mangled);
+  if (!refs || refs->empty())
+    return s;
+  bool any = false;
+  for (const std::string& r : *refs)
+    any |= !r.empty();
+  if (!any)
+    return s;
+  // The opening parenthesis of the final parameter list, and its top-level commas.
+  int depth = 0;
+  size_t open = std::string::npos;
+  for (size_t i = s.size(); i-- > 0;) {
+    char c = s[i];
+    if (c == ')' || c == '>' || c == ']')
+      ++depth;
+    if (c == '(' || c == '<' || c == '[') {
+      if (--depth == 0) {
+        open = i;
+        break;
+      }
+    }
+  }
+  if (open == std::string::npos)
+    return s;
+  std::vector<std::string> params;
+  std::string cur;
+  depth = 0;
+  for (size_t i = open + 1; i + 1 < s.size(); ++i) {
+    char c = s[i];
+    if (c == '(' || c == '<' || c == '[')
+      ++depth;
+    if (c == ')' || c == '>' || c == ']')
+      --depth;
+    if (c == ',' && depth == 0) {
+      params.push_back(cur);
+      cur.clear();
+      if (i + 1 < s.size() && s[i + 1] == ' ')
+        ++i;
+      continue;
+    }
+    cur += c;
+  }
+  params.push_back(cur);
+  if (params.size() != refs->size())
+    return s;
+  std::string out = s.substr(0, open + 1);
+  for (size_t i = 0; i < params.size(); ++i)
+    out += (i == 0 ? "" : ", ") + ((*refs)[i].empty() ? params[i] : (*refs)[i]);
+  return out + ")";
+}
+
 }  // namespace
 
-std::string NsysDemangledSpelling(std::string_view gnu_demangled) {
-  std::string s = Lambdas(std::string(gnu_demangled));
+std::string NsysDemangledSpelling(std::string_view gnu_demangled, std::string_view mangled) {
+  std::string s = Lambdas(TemplateParameters(std::string(gnu_demangled), mangled));
   size_t p = 0;
   while ((p = s.find("operator()", p)) != std::string::npos) {
     s.insert(p + 8, " ");

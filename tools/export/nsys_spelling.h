@@ -7,9 +7,10 @@
 //   > >                     -> >>
 //   operator()              -> operator ()
 //   {lambda(float, float)#1} -> [lambda(float, float) (instance 1)]
-// Not handled: nsys writes a function parameter whose type is a template parameter as T1, T2, ...
-// (its position in the template) where the GNU text substitutes the argument; that needs the
-// mangled name parsed (docs/cuda-tracing.md "Kernel names").
+//   (int, FillFunctor<float>)  -> (int, T2)  a parameter whose mangled type is a bare template
+//                              parameter (T0_) is written by its position in the template, T1, T2, ...
+//                              (needs the mangled name: mangled_params.h; compound ones such as
+//                              T_* keep the GNU text — no real export shows how nsys spells them)
 // Pure function, any thread.
 #pragma once
 
@@ -18,6 +19,7 @@
 
 namespace gt::exporter {
 
-std::string NsysDemangledSpelling(std::string_view gnu_demangled);
+// `mangled`: the name `gnu_demangled` came from ("" when unknown: parameters stay as they are).
+std::string NsysDemangledSpelling(std::string_view gnu_demangled, std::string_view mangled = "");
 
 }  // namespace gt::exporter
