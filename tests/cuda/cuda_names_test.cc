@@ -87,6 +87,31 @@ TEST(KernelNames, TemplateParameterReferencesFromTheMangledName) {
   EXPECT_EQ(TemplateParameterRefs("_Zbogus"), std::nullopt);
   EXPECT_EQ(TemplateParameterRefs("matmul_kernel"), std::nullopt);
   EXPECT_EQ(MakeKernelNames("_Z1fIiEvT_").demangled, "void f<int>(T1)");
+  EXPECT_EQ(TemplateParameterRefs("_Z1fIiEvT99999999999999999999999_"), (V{""}));
+}
+
+// Kernel names come from the recorded stream: every prefix and many byte mutations of real names
+// must give some name without crashing (run under ASan by scripts/sanitize.sh).
+TEST(KernelNames, DamagedMangledNamesNeverCrash) {
+  const std::string names[] = {
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+      "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfZNS0_11sum_functorIfffEclERNS_"
+      "14TensorIteratorEEUlffE_EEjfLi4EEEEEvT1_",
+      "_Z6kernelIfLi256EEvPT_S1_i", "_Z7add_onePKfPfi"};
+  uint32_t seed = 12345;
+  size_t made = 0;
+  for (const std::string& n : names) {
+    for (size_t len = 0; len <= n.size(); ++len) made += MakeKernelNames(n.substr(0, len)).demangled.empty() ? 0 : 1;
+    for (int i = 0; i < 500; ++i) {
+      std::string m = n;
+      for (int k = 0; k < 3; ++k) {
+        seed = seed * 1664525u + 1013904223u;
+        m[2 + (seed >> 8) % (m.size() - 2)] = "0123456789EINSTZLXJDFAMPRKVUlvfidcT_"[(seed >> 20) % 36];
+      }
+      made += MakeKernelNames(m).demangled.empty() ? 0 : 1;
+    }
+  }
+  EXPECT_GT(made, 2000u);
 }
 
 TEST(KernelNames, ShortNameDropsReturnTypeScopeTemplatesAndParameters) {

@@ -38,8 +38,11 @@ class Parser {
     size_t n = 0;
     if (!std::isdigit(static_cast<unsigned char>(Peek())))
       return false;
-    while (std::isdigit(static_cast<unsigned char>(Peek())))
+    while (std::isdigit(static_cast<unsigned char>(Peek()))) {
       n = n * 10 + static_cast<size_t>(m_[p_++] - '0');
+      if (n > m_.size())
+        return false;  // longer than the name: not a source name (and no overflow)
+    }
     if (n == 0 || p_ + n > m_.size())
       return false;
     p_ += n;
@@ -343,8 +346,12 @@ std::optional<std::vector<std::string>> TemplateParameterRefs(std::string_view m
       bool numeric = true;
       for (char ch : digits)
         numeric &= std::isdigit(static_cast<unsigned char>(ch)) != 0;
-      if (numeric)
-        ref = "T" + std::to_string(digits.empty() ? 1 : std::stoul(std::string(digits)) + 2);
+      if (numeric && digits.size() <= 6) {  // T_ is the first parameter, T0_ the second, ...
+        size_t index = 0;
+        for (char ch : digits)
+          index = index * 10 + static_cast<size_t>(ch - '0');
+        ref = "T" + std::to_string(digits.empty() ? 1 : index + 2);
+      }
     }
     out.push_back(ref);
   }
