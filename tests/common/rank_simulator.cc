@@ -202,6 +202,24 @@ void SimulateRanks(const SimConfig& c, const std::string& dir, SimTruth* truth) 
     s.BeginChunk(2, proxy_tid, mono(t_start));
     s.Thread(proxy_tid, "python");
     s.EndChunk();
+    // CUPTI's machine description, recorded at the start whatever the capture window: one GPU per
+    // local rank (CUDA ordinal = local rank, as torchrun's cuda:LOCAL_RANK), with a UUID unique per
+    // (host, GPU); one context whose NULL stream carries compute, NCCL on a non-blocking stream.
+    uint32_t device = r % c.ranks_per_host;
+    s.BeginChunk(0, 0, 0);
+    DeviceSpec dev;
+    dev.device_id = device;
+    dev.uuid = std::string("\x5e\x1a\x00gtrace-sim-", 14) + static_cast<char>(h) + static_cast<char>(device);
+    dev.uuid[2] = static_cast<char>(h >> 8);
+    s.Device(dev);
+    ContextSpec ctx;
+    ctx.device_id = device;
+    ctx.null_stream_id = kComputeStream;
+    s.Context(ctx);
+    StreamSpec comm_stream;
+    comm_stream.stream_id = kCommStream;
+    s.Stream(comm_stream);
+    s.EndChunk();
 
     uint64_t event_id = 0;
     uint32_t correlation = 0;
@@ -304,6 +322,7 @@ void SimulateRanks(const SimConfig& c, const std::string& dir, SimTruth* truth) 
         KernelSpec k;
         k.start_ns = mono(k0);
         k.duration_ns = static_cast<uint64_t>(hc.Mono(k1) - hc.Mono(k0));
+        k.device_id = device;
         k.stream_id = kComputeStream;
         k.correlation_id = ++correlation;
         k.name = kComputeKernels[(j * 7 + i) % (sizeof(kComputeKernels) / sizeof(kComputeKernels[0]))];
@@ -323,6 +342,7 @@ void SimulateRanks(const SimConfig& c, const std::string& dir, SimTruth* truth) 
         KernelSpec k;
         k.start_ns = mono(in.entry[r]);
         k.duration_ns = static_cast<uint64_t>(hc.Mono(in.end[r]) - hc.Mono(in.entry[r]));
+        k.device_id = device;
         k.stream_id = kCommStream;
         k.correlation_id = ++correlation;
         k.name = kNcclKernel;

@@ -136,6 +136,41 @@ void SyntheticStream::Kernel(const KernelSpec& k) {
   chunk_.CountRecord();
 }
 
+void SyntheticStream::Device(const DeviceSpec& d) {
+  namespace f = field::cuda_device;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kCudaDevices);
+  w.Varint(f::kDeviceId, d.device_id);
+  w.String(f::kName, d.name);
+  w.Bytes(f::kUuid, d.uuid.data(), d.uuid.size());
+  w.Varint(f::kGlobalMemoryBytes, d.global_memory_bytes);
+  w.Varint(f::kMultiprocessors, d.multiprocessors);
+  w.Varint(f::kComputeMajor, d.compute_major);
+  w.Varint(f::kComputeMinor, d.compute_minor);
+  w.EndNested();
+}
+
+void SyntheticStream::Context(const ContextSpec& c) {
+  namespace f = field::cuda_context;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kCudaContexts);
+  w.Varint(f::kContextId, c.context_id);
+  w.Varint(f::kDeviceId, c.device_id);
+  w.Varint(f::kComputeApiKind, 1);  // CUPTI_ACTIVITY_COMPUTE_API_CUDA
+  w.Varint(f::kNullStreamId, c.null_stream_id);
+  w.EndNested();
+}
+
+void SyntheticStream::Stream(const StreamSpec& s) {
+  namespace f = field::cuda_stream;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kCudaStreams);
+  w.Varint(f::kContextId, s.context_id);
+  w.Varint(f::kStreamId, s.stream_id);
+  w.Varint(f::kFlag, s.flag);
+  w.EndNested();
+}
+
 void SyntheticStream::Api(const ApiSpec& a) {
   namespace f = field::cuda_api_call;
   uint64_t name = chunk_.Intern(a.name);

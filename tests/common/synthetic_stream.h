@@ -47,6 +47,27 @@ struct ApiSpec {
   std::string name = "cudaLaunchKernel_v7000";
 };
 
+// The machine description CUPTI sends once per device, context and stream (schema/cuda.proto
+// CudaDevice, CudaContext, CudaStream): what a real run records whatever its capture window.
+struct DeviceSpec {
+  uint32_t device_id = 0;              // CUDA ordinal in the process
+  std::string name = "NVIDIA H100 80GB HBM3";
+  std::string uuid;                    // 16 bytes
+  uint64_t global_memory_bytes = 85520809984ULL;
+  uint32_t multiprocessors = 132;
+  uint32_t compute_major = 9, compute_minor = 0;
+};
+struct ContextSpec {
+  uint32_t context_id = 1;
+  uint32_t device_id = 0;
+  uint32_t null_stream_id = 7;
+};
+struct StreamSpec {
+  uint32_t context_id = 1;
+  uint32_t stream_id = 7;
+  uint32_t flag = 2;  // CUpti_ActivityStreamFlag: 1 default, 2 non-blocking, 3 NULL stream
+};
+
 // One NCCL profiler-plugin record (schema/nccl.proto NcclEvent).
 struct NcclSpec {
   uint32_t kind = 0;  // nccl::field::kind::kStart / kStop / kState / kFinalize
@@ -91,6 +112,9 @@ class SyntheticStream {
   // A periodic clock pair (Chunk.clock; at most one per chunk).
   void ClockSnapshot(uint64_t mono_ns, uint64_t realtime_ns);
   void Kernel(const KernelSpec& k);
+  void Device(const DeviceSpec& d);
+  void Context(const ContextSpec& c);
+  void Stream(const StreamSpec& s);
   void Api(const ApiSpec& a);
   void Nccl(const NcclSpec& e);
   void NcclComm(const NcclCommSpec& c);

@@ -61,13 +61,13 @@ TEST_F(CudaBasic, Kernels) {
                     "k.qmdBulkReleaseDone, k.sharedMemoryRequestedPercentage, k.tensorSizeMinusOneElements "
                     "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName JOIN StringIds d ON "
                     "d.id = k.demangledName JOIN StringIds m ON m.id = k.mangledName ORDER BY k.correlationId"),
-            (Rows{"5|add_one|add_one(float const*, float*, int)|_Z7add_onePKfPfi|1500|0|1|0|13|4|1|1|256|1|1|16|0|0|"
+            (Rows{"5|add_one|add_one(const float *, float *, int)|_Z7add_onePKfPfi|1500|0|1|0|13|4|1|1|256|1|1|16|0|0|"
                   "1|1|24772608|8192|NULL|NULL|0|NULL|NULL|[]",
-                  "6|vectorized_elementwise_kernel|void at::native::vectorized_elementwise_kernel<4, "
-                  "at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, "
-                  "std::array<char*, 1ul>)|_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5"
+                  "6|vectorized_elementwise_kernel|void at::native::vectorized_elementwise_kernel<(int)4, "
+                  "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>>(int, T2, T3)|"
+                  "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5"
                   "arrayIPcLm1EEEEviT0_T1_|2500|0|1|0|14|4|1|1|256|1|1|16|0|0|1|1|24772608|8192|NULL|NULL|0|NULL|NULL|[]",
-                  "7|add_one|add_one(float const*, float*, int)|_Z7add_onePKfPfi|1500|0|1|0|14|4|1|1|256|1|1|16|0|0|"
+                  "7|add_one|add_one(const float *, float *, int)|_Z7add_onePKfPfi|1500|0|1|0|14|4|1|1|256|1|1|16|0|0|"
                   "1|1|24772608|8192|NULL|NULL|0|NULL|NULL|[]",
                   "19|matmul_kernel|matmul_kernel|matmul_kernel|4000|0|1|0|14|4|1|1|256|1|1|16|0|0|1|1|24772608|8192|"
                   "NULL|NULL|0|NULL|NULL|[]"}));

@@ -9,6 +9,8 @@
 #include "tests/common/test_util.h"
 #include "tools/export/cuda_field_map.h"
 #include "tools/export/cuda_names.h"
+#include "tools/export/mangled_params.h"
+#include "tools/export/nsys_spelling.h"
 
 namespace gt::exporter {
 namespace {
@@ -16,7 +18,7 @@ namespace {
 TEST(KernelNames, DemanglesCppAndKeepsCNames) {
   KernelNames a = MakeKernelNames("_Z7add_onePKfPfi");
   EXPECT_EQ(a.mangled, "_Z7add_onePKfPfi");
-  EXPECT_EQ(a.demangled, "add_one(float const*, float*, int)");
+  EXPECT_EQ(a.demangled, "add_one(const float *, float *, int)");
   EXPECT_EQ(a.short_name, "add_one");
   KernelNames c = MakeKernelNames("matmul_kernel");
   EXPECT_EQ(c.mangled, "matmul_kernel");
@@ -25,11 +27,91 @@ TEST(KernelNames, DemanglesCppAndKeepsCNames) {
   KernelNames t = MakeKernelNames(
       "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_");
   EXPECT_EQ(t.demangled,
-            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> "
-            ">(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)");
+            "void at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<float>, std::array<char *, "
+            "(unsigned long)1>>(int, T2, T3)");
   EXPECT_EQ(t.short_name, "vectorized_elementwise_kernel");
   // A name that looks mangled but is not stays as it is.
   EXPECT_EQ(MakeKernelNames("_Zbogus").demangled, "_Zbogus");
+}
+
+// nsys's spelling of the GNU demangler's text (tools/export/nsys_spelling.h).
+TEST(KernelNames, NsysSpellingOfGnuDemangledText) {
+  EXPECT_EQ(NsysDemangledSpelling("add_one(float const*, float*, int)"), "add_one(const float *, float *, int)");
+  EXPECT_EQ(NsysDemangledSpelling("k(unsigned long const&, char const* const*, int&&, double**)"),
+            "k(const unsigned long &, const char *const *, int &&, double **)");
+  EXPECT_EQ(NsysDemangledSpelling("void f<4, -2, 1ul, 3u, 5l, 6ll, 7ull, float>(float*)"),
+            "void f<(int)4, (int)-2, (unsigned long)1, (unsigned int)3, (long)5, (long long)6, "
+            "(unsigned long long)7, float>(float *)");
+  EXPECT_EQ(NsysDemangledSpelling("void g<a::B<c::D<int> > >(a::B<c::D<int> > const&)"),
+            "void g<a::B<c::D<int>>>(const a::B<c::D<int>> &)");
+  EXPECT_EQ(NsysDemangledSpelling("S::operator()(T&)::{lambda(float, float)#12}"),
+            "S::operator ()(T &)::[lambda(float, float) (instance 12)]");
+  EXPECT_EQ(NsysDemangledSpelling("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(NsysDemangledSpelling("void h<v2>(v2)"), "void h<v2>(v2)");
+}
+
+// Against nsys's own demangled names in the real exports: every kernel spelled as nsys does.
+TEST(KernelNames, DemangledNamesMatchRealNsysExports) {
+  std::string dir = test::ReferenceDir();
+  if (dir.empty()) GTEST_SKIP() << "no ../shared/reference";
+  int checked = 0;
+  for (const char* file : {"flameox-nsys-2025.5.2.sqlite", "nsysai-mock-nsys-2026.1.1.sqlite"}) {
+    test::Db db(dir + "/" + file);
+    if (!db.ok()) continue;
+    for (const std::string& row :
+         db.Rows("SELECT DISTINCT m.value || char(1) || d.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON "
+                 "d.id = k.demangledName JOIN StringIds m ON m.id = k.mangledName")) {
+      size_t sep = row.find('\x01');
+      ASSERT_NE(sep, std::string::npos) << row;
+      EXPECT_EQ(MakeKernelNames(row.substr(0, sep)).demangled, row.substr(sep + 1));
+      ++checked;
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "reference exports absent";
+  EXPECT_EQ(checked, 3);  // add_one, vectorized_elementwise_kernel, reduce_kernel (with a lambda)
+}
+
+// Parameters that are bare template parameters, from the mangled name (mangled_params.h).
+TEST(KernelNames, TemplateParameterReferencesFromTheMangledName) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(TemplateParameterRefs(
+                "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"),
+            (V{"", "T2", "T3"}));
+  EXPECT_EQ(TemplateParameterRefs("_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfZNS0_11"
+                                  "sum_functorIfffEclERNS_14TensorIteratorEEUlffE_EEjfLi4EEEEEvT1_"),
+            (V{"T3"}));
+  EXPECT_EQ(TemplateParameterRefs("_Z7add_onePKfPfi"), (V{"", "", ""}));
+  EXPECT_EQ(TemplateParameterRefs("_Z6kernelIfLi256EEvPT_S1_i"), (V{"", "", ""}));  // T_* stays GNU's
+  EXPECT_EQ(TemplateParameterRefs("_Z1fIiEvT_"), (V{"T1"}));
+  EXPECT_EQ(TemplateParameterRefs("_Z4stepv"), (V{}));
+  EXPECT_EQ(TemplateParameterRefs("_Zbogus"), std::nullopt);
+  EXPECT_EQ(TemplateParameterRefs("matmul_kernel"), std::nullopt);
+  EXPECT_EQ(MakeKernelNames("_Z1fIiEvT_").demangled, "void f<int>(T1)");
+  EXPECT_EQ(TemplateParameterRefs("_Z1fIiEvT99999999999999999999999_"), (V{""}));
+}
+
+// Kernel names come from the recorded stream: every prefix and many byte mutations of real names
+// must give some name without crashing (run under ASan by scripts/sanitize.sh).
+TEST(KernelNames, DamagedMangledNamesNeverCrash) {
+  const std::string names[] = {
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+      "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfZNS0_11sum_functorIfffEclERNS_"
+      "14TensorIteratorEEUlffE_EEjfLi4EEEEEvT1_",
+      "_Z6kernelIfLi256EEvPT_S1_i", "_Z7add_onePKfPfi"};
+  uint32_t seed = 12345;
+  size_t made = 0;
+  for (const std::string& n : names) {
+    for (size_t len = 0; len <= n.size(); ++len) made += MakeKernelNames(n.substr(0, len)).demangled.empty() ? 0 : 1;
+    for (int i = 0; i < 500; ++i) {
+      std::string m = n;
+      for (int k = 0; k < 3; ++k) {
+        seed = seed * 1664525u + 1013904223u;
+        m[2 + (seed >> 8) % (m.size() - 2)] = "0123456789EINSTZLXJDFAMPRKVUlvfidcT_"[(seed >> 20) % 36];
+      }
+      made += MakeKernelNames(m).demangled.empty() ? 0 : 1;
+    }
+  }
+  EXPECT_GT(made, 2000u);
 }
 
 TEST(KernelNames, ShortNameDropsReturnTypeScopeTemplatesAndParameters) {

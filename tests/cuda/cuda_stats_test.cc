@@ -85,10 +85,10 @@ TEST_F(CudaReports, KernelAndMemorySummaries) {
   EXPECT_EQ(Report("cuda_gpu_kern_sum"),
             "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
             "42.1,4000,1,4000.0,4000.0,4000,4000,0.0,matmul_kernel\n"
-            "31.6,3000,2,1500.0,1500.0,1500,1500,0.0,\"add_one(float const*, float*, int)\"\n"
-            "26.3,2500,1,2500.0,2500.0,2500,2500,0.0,\"void at::native::vectorized_elementwise_kernel<4, "
-            "at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, "
-            "std::array<char*, 1ul>)\"\n");
+            "31.6,3000,2,1500.0,1500.0,1500,1500,0.0,\"add_one(const float *, float *, int)\"\n"
+            "26.3,2500,1,2500.0,2500.0,2500,2500,0.0,\"void at::native::vectorized_elementwise_kernel<(int)4, "
+            "at::native::FillFunctor<float>, std::array<char *, (unsigned long)1>>(int, T2, "
+            "T3)\"\n");
   EXPECT_EQ(Report("cuda_gpu_mem_time_sum"),
             "Time (%),Total Time (ns),Count,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Operation\n"
             "27.8,1000,1,1000.0,1000.0,1000,1000,0.0,[CUDA memcpy Peer-to-Peer]\n"
@@ -118,11 +118,11 @@ TEST_F(CudaReports, GpuTrace) {
   }
   EXPECT_EQ(rest,
             (Rows{"800,4,,,,,,,,,,0.004,5120.000,Pageable,Device,Fake GPU 0 (0),1,,13,[CUDA memcpy Host-to-Device]",
-                  "1500,5,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,13,\"add_one(float const*, float*, int)\"",
+                  "1500,5,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,13,\"add_one(const float *, float *, int)\"",
                   "2500,6,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,14,\"void "
-                  "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> "
-                  ">(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)\"",
-                  "1500,7,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,14,\"add_one(float const*, float*, int)\"",
+                  "at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<float>, std::array<char *, "
+                  "(unsigned long)1>>(int, T2, T3)\"",
+                  "1500,7,4,1,1,256,1,1,16,0.000,0.000,,,,,Fake GPU 0 (0),1,,14,\"add_one(const float *, float *, int)\"",
                   "600,8,,,,,,,,,,0.001,1706.667,Device,,Fake GPU 0 (0),1,,13,[CUDA memset]",
                   "900,9,,,,,,,,,,0.008,9102.222,Device,Pinned,Fake GPU 0 (0),1,,13,[CUDA memcpy Device-to-Host]",
                   "300,10,,,,,,,,,,0.002,6826.667,Device,Device,Fake GPU 0 (0),1,,14,[CUDA memcpy Device-to-Device]",

@@ -449,5 +449,27 @@ TEST(NcclPlugin, ProfileFlagSetsTheEventMask) {
   EXPECT_NE(bad.err.find("--nccl-trace: unknown NCCL event 'bogus'"), std::string::npos) << bad.err;
 }
 
+// Tables only when nsys writes them (issue 15): an NCCL-only process has NCCL's NVTX ranges and
+// payload schemas and gtrace's NCCL tables that have rows; no CUDA table, no empty GTRACE_NCCL_*.
+TEST(NsysTables, NcclOnlyProcess) {
+  TempDir dir;
+  Traced t = RunAndExport(dir, {"--nccl", "22809", "--scenario", "basic"});
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  ASSERT_EQ(t.exported.exit_code, 0) << t.exported.err;
+  EXPECT_EQ(Q(t.db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'ENUM_%' ORDER BY name"),
+            std::vector<std::string>({"ANALYSIS_DETAILS", "GTRACE_CLOCK_ALIGNMENT", "GTRACE_NCCL_COMMUNICATORS",
+                                      "GTRACE_NCCL_EVENTS", "GTRACE_NCCL_EVENT_STATES", "GTRACE_NCCL_GPU_CLOCK",
+                                      "GTRACE_NCCL_OPERATIONS", "GTRACE_NCCL_POOLS", "GTRACE_PROCESS_TREE",
+                                      "GTRACE_RANKS", "META_DATA_CAPTURE", "META_DATA_EXPORT", "NVTX_EVENTS",
+                                      "NVTX_PAYLOAD_SCHEMAS", "NVTX_PAYLOAD_SCHEMA_ENTRIES", "PROCESSES", "StringIds",
+                                      "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV", "ThreadNames"}));
+  EXPECT_EQ(I(t.db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name LIKE 'ENUM_%'"), 24);
+  // Every non-ENUM table but the always-written ones has rows (none is there empty).
+  for (const std::string& table : Q(t.db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
+                                          "'GTRACE_NCCL_%' OR name LIKE 'NVTX_%'")) {
+    EXPECT_GT(I(t.db, "SELECT count(*) FROM \"" + table + "\""), 0) << table;
+  }
+}
+
 }  // namespace
 }  // namespace gt::test

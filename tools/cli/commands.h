@@ -15,6 +15,8 @@ int RunExport(const std::vector<std::string>& args);
 int RunStats(const std::vector<std::string>& args);
 int RunInfo(const std::vector<std::string>& args);
 int RunAnalyze(const std::vector<std::string>& args);
+int RunNsysCompat(const std::vector<std::string>& args);  // gtrace nsys-compat DIR
+int RunNsysShim(const std::vector<std::string>& args);    // what DIR/nsys execs: nsys stats|export ...
 
 // Capture-window flags of `profile` (--capture-range, --delay, ...), as GTRACE_* variables.
 void AddCaptureFlags(ArgParser* parser, std::map<std::string, std::string>* env);

@@ -16,6 +16,7 @@ constexpr char kUsage[] =
     "  stats     print nsys-style reports from such a database (or a stream)\n"
     "  info      describe streams: process, rank, counts, drops, completeness\n"
     "  analyze   cross-rank analysis: iterations, stragglers, POP efficiency, GPU gaps, HTML heatmap\n"
+    "  nsys-compat DIR  write DIR/nsys answering `nsys stats` / `nsys export` for tools that call nsys\n"
     "\n"
     "`gtrace <command> --help` describes each. `gtrace --version` prints the version.\n";
 
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
   if (cmd == "stats") return gt::cli::RunStats(args);
   if (cmd == "info") return gt::cli::RunInfo(args);
   if (cmd == "analyze") return gt::cli::RunAnalyze(args);
+  if (cmd == "nsys-compat") return gt::cli::RunNsysCompat(args);
+  if (cmd == "nsys-shim") return gt::cli::RunNsysShim(args);  // what DIR/nsys runs
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     std::cout << kUsage;
     return 0;

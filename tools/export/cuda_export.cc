@@ -125,6 +125,8 @@ class CudaExport final : public ExportModule {
     for (const auto& d : chunk.cuda_devices()) target_.AddDevice(s, d);
     for (const auto& c : chunk.cuda_contexts()) target_.AddContext(s, c);
     for (const auto& x : chunk.cuda_streams()) target_.AddStream(s, x);
+    // GPU rows need their device tables even when the stream never said it traced CUDA.
+    if (chunk.cuda_kernels_size() + chunk.cuda_memcpys_size() + chunk.cuda_memsets_size() > 0) target_.NoteTraced(s);
     uint64_t base = chunk.base_ns();
     uint64_t ts = base;
     for (const auto& r : chunk.cuda_api_calls()) {
@@ -226,7 +228,7 @@ class CudaExport final : public ExportModule {
  private:
   Status TraceInfo(ExportContext& ctx, StreamContext& s, const schema::CudaTraceInfo& info) {
     state_.traced = true;
-    target_.NoteTraced();
+    target_.NoteTraced(s);
     Status st;
     for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                               "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
@@ -307,7 +309,8 @@ class CudaExport final : public ExportModule {
     int64_t start = s.ToSessionNs(ts);
     int64_t end = start + static_cast<int64_t>(r.duration_ns());
     ctx.NoteTime(end);
-    ins->Int(1, start).Int(2, end).Int(3, r.device_id()).Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
+    ins->Int(1, start).Int(2, end).Int(3, target_.DeviceColumn(s, r.device_id(), r.context_id()));
+    ins->Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
     ins->Int(7, r.correlation_id()).Int(8, s.GlobalPid());
     ins->Int(9, it->second.demangled).Int(10, it->second.short_name).Int(11, it->second.mangled);
     ins->Int(12, NsysLaunchType(r.launch_type())).Int(13, r.cache_config_executed()).Int(14, r.registers_per_thread());
@@ -333,11 +336,13 @@ class CudaExport final : public ExportModule {
     int64_t start = s.ToSessionNs(ts);
     int64_t end = start + static_cast<int64_t>(r.duration_ns());
     ctx.NoteTime(end);
-    ins->Int(1, start).Int(2, end).Int(3, r.device_id()).Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
+    ins->Int(1, start).Int(2, end).Int(3, target_.DeviceColumn(s, r.device_id(), r.context_id()));
+    ins->Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
     ins->Int(7, r.correlation_id()).Int(8, s.GlobalPid()).Int(9, static_cast<int64_t>(r.size_bytes()));
     ins->Int(10, r.copy_kind()).Int(12, NsysMemKind(r.src_kind())).Int(13, NsysMemKind(r.dst_kind()));
     if (r.peer()) {
-      ins->Int(14, r.src_device_id()).Int(15, r.src_context_id()).Int(16, r.dst_device_id()).Int(17, r.dst_context_id());
+      ins->Int(14, target_.PeerDeviceColumn(s, r.src_device_id())).Int(15, r.src_context_id());
+      ins->Int(16, target_.PeerDeviceColumn(s, r.dst_device_id())).Int(17, r.dst_context_id());
     }
     ins->OptInt(19, r.graph_id() != 0 ? NonZero(r.graph_node_id()) : std::nullopt);
     ins->Int(21, r.copy_count() != 0 ? static_cast<int64_t>(r.copy_count()) : 1);
@@ -351,7 +356,8 @@ class CudaExport final : public ExportModule {
     int64_t start = s.ToSessionNs(ts);
     int64_t end = start + static_cast<int64_t>(r.duration_ns());
     ctx.NoteTime(end);
-    ins->Int(1, start).Int(2, end).Int(3, r.device_id()).Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
+    ins->Int(1, start).Int(2, end).Int(3, target_.DeviceColumn(s, r.device_id(), r.context_id()));
+    ins->Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
     ins->Int(7, r.correlation_id()).Int(8, s.GlobalPid()).Int(9, r.value()).Int(10, static_cast<int64_t>(r.size_bytes()));
     ins->OptInt(11, r.graph_id() != 0 ? NonZero(r.graph_node_id()) : std::nullopt);
     ins->Int(12, NsysMemKind(r.memory_kind()));
@@ -367,7 +373,8 @@ class CudaExport final : public ExportModule {
     if (!device) ++state_.syncs_without_device;
     ctx.NoteTime(x.end);
     bool on_event = r.cuda_event_id() != kInvalidId;
-    ins->Int(1, x.start).Int(2, x.end).Int(3, device.value_or(0)).Int(4, r.context_id()).Int(6, r.stream_id());
+    ins->Int(1, x.start).Int(2, x.end).Int(3, device ? target_.DeviceColumn(s, *device, r.context_id()) : 0);
+    ins->Int(4, r.context_id()).Int(6, r.stream_id());
     ins->Int(7, r.correlation_id()).Int(8, s.GlobalPid()).Int(10, r.type()).Int(11, r.cuda_event_id());
     ins->Int(12, on_event ? static_cast<int64_t>(r.cuda_event_sync_id()) : 0);  // 3.25.0: 0 when not on an event
     return ins->Run();
@@ -378,7 +385,8 @@ class CudaExport final : public ExportModule {
     Statement* ins = ctx.Insert("CUPTI_ACTIVITY_KIND_CUDA_EVENT", kInsertEvent, &st);
     if (ins == nullptr) return st;
     int64_t timestamp = r.device_timestamp_ns() != 0 ? s.ToSessionNs(r.device_timestamp_ns()) : 0;
-    ins->Int(1, timestamp).Int(2, r.device_id()).Int(3, r.context_id()).Int(4, 0).Int(5, r.stream_id());
+    ins->Int(1, timestamp).Int(2, target_.DeviceColumn(s, r.device_id(), r.context_id())).Int(3, r.context_id());
+    ins->Int(4, 0).Int(5, r.stream_id());
     ins->Int(6, r.correlation_id()).Int(7, s.GlobalPid()).Int(8, r.event_id());
     ins->Int(9, static_cast<int64_t>(r.cuda_event_sync_id()));
     return ins->Run();
@@ -392,7 +400,8 @@ class CudaExport final : public ExportModule {
     auto exec = state_.exec_of_launch.find(r.correlation_id());
     if (exec == state_.exec_of_launch.end()) ++state_.graphs_without_exec;
     ctx.NoteTime(g.end);
-    ins->Int(1, g.start).Int(2, g.end).Int(3, r.device_id()).Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
+    ins->Int(1, g.start).Int(2, g.end).Int(3, target_.DeviceColumn(s, r.device_id(), r.context_id()));
+    ins->Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
     ins->Int(7, r.correlation_id()).Int(8, s.GlobalPid()).Int(9, r.graph_id());
     ins->Int(10, exec != state_.exec_of_launch.end() ? exec->second : 0);
     return ins->Run();
@@ -436,7 +445,8 @@ class CudaExport final : public ExportModule {
     if (ins == nullptr) return st;
     int64_t t = s.ToSessionNs(ts);
     ctx.NoteTime(t);
-    ins->Int(1, t).Int(2, s.GlobalPid()).Int(3, r.device_id()).Int(4, r.context_id());
+    ins->Int(1, t).Int(2, s.GlobalPid()).Int(3, target_.DeviceColumn(s, r.device_id(), r.context_id()));
+    ins->Int(4, r.context_id());
     ins->Int(5, static_cast<int64_t>(r.address())).Int(6, static_cast<int64_t>(r.pc()));
     ins->Int(7, static_cast<int64_t>(r.size_bytes())).Int(8, NsysMemKind(r.memory_kind()));
     ins->Int(9, NsysMemoryOperation(r.operation_type()));
@@ -457,7 +467,8 @@ class CudaExport final : public ExportModule {
     if (ins == nullptr) return st;
     int64_t t = s.ToSessionNs(ts);
     ctx.NoteTime(t);
-    ins->Int(1, t).Int(2, s.GlobalPid()).Int(3, r.device_id()).Int(4, static_cast<int64_t>(r.address()));
+    ins->Int(1, t).Int(2, s.GlobalPid()).Int(3, target_.DeviceColumn(s, r.device_id(), 0));
+    ins->Int(4, static_cast<int64_t>(r.address()));
     ins->Int(5, r.operation_type()).Int(6, r.pool_type()).OptInt(7, NonZero(r.correlation_id()));
     ins->Int(8, static_cast<int64_t>(r.min_bytes_to_keep())).Int(9, static_cast<int64_t>(r.release_threshold_bytes()));
     ins->Int(10, static_cast<int64_t>(r.size_bytes())).Int(11, static_cast<int64_t>(r.utilized_bytes()));

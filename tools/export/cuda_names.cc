@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tools/export/nsys_spelling.h"
+
 namespace gt::exporter {
 namespace {
 
@@ -40,7 +42,7 @@ std::string DemangleKernelName(std::string_view mangled) {
   if (status != 0 || out == nullptr) return input;
   std::string result(out);
   std::free(out);
-  return result;
+  return NsysDemangledSpelling(result, input);
 }
 
 std::string ShortKernelName(std::string_view name) {

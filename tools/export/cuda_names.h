@@ -11,7 +11,7 @@ namespace gt::exporter {
 // The three names nsys stores for a kernel (all StringIds in CUPTI_ACTIVITY_KIND_KERNEL).
 struct KernelNames {
   std::string mangled;    // as CUPTI reports it ("_Z7add_onePKfPfi"; a C kernel's plain name)
-  std::string demangled;  // abi::__cxa_demangle of it ("add_one(float const*, float*, int)"), else the name
+  std::string demangled;  // abi::__cxa_demangle of it in nsys spelling ("add_one(const float *, float *, int)")
   std::string short_name; // base name: no return type, scope, template arguments or parameters ("add_one")
 };
 KernelNames MakeKernelNames(std::string_view cupti_name);

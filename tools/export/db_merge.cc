@@ -21,6 +21,8 @@
 #include "tools/export/db_merge_source.h"
 #include "tools/export/export_context.h"
 #include "tools/export/exporter.h"
+#include "tools/export/gpu_sharing.h"
+#include "tools/export/lazy_tables.h"
 #include "tools/export/merge_catalog.h"
 #include "tools/export/process_tree_merge.h"
 #include "tools/export/rank_tables.h"
@@ -61,6 +63,8 @@ std::string FormatTime(int64_t utc_ns, bool local) {
 struct SourceMap {
   std::map<int64_t, int64_t> host;  // old host index -> new
   bool strings_identity = true;
+  bool gpus_identity = true;  // every GPU id of this source keeps its number
+  bool device_is_gpu = true;  // deviceId columns hold GPU ids (GTRACE_DEVICES present), not ordinals
   int64_t callchain_base = 0;
   // Process transforms: old globalPid -> new correction applied to (t + shift).
   struct TimeMap {
@@ -331,7 +335,7 @@ class Merger {
 
   // GPUs: one row per (host, UUID) over all sources, numbered in host order, then UUID (as one
   // export numbers them); this source's ids -> the merged ones in temp.gt_gmap.
-  Status Gpus(size_t i, const SourceMap& m) {
+  Status Gpus(size_t i, SourceMap& m) {
     if (gpu_ids_.empty()) {
       std::set<std::pair<int64_t, std::string>> all;
       for (size_t j = 0; j < sources_.size(); ++j) {
@@ -343,10 +347,9 @@ class Merger {
         gpu_ids_[k] = next++;
     }
     const Source& s = sources_[i];
-    if (s.gpus.empty())
-      return Status::Ok();
-    Status st = db_.Exec("DELETE FROM temp.gt_gmap");
-    if (!st.ok())
+    m.gpus_identity = true;
+    Status st = db_.Exec("DELETE FROM temp.gt_gmap");  // no stale ids of the previous source
+    if (!st.ok() || s.gpus.empty())
       return st;
     if (!(st = Ensure("TARGET_INFO_GPU", i)).ok())
       return st;
@@ -356,6 +359,7 @@ class Merger {
     for (const Source::Gpu& g : s.gpus) {
       int64_t host = NewHost(i, g.vm);
       int64_t id = gpu_ids_[{host, g.uuid}];
+      m.gpus_identity &= id == g.id;
       if (!(st = map->Int(1, g.id).Int(2, id).Run()).ok())
         return st;
       if (!gpus_written_.insert(id).second)
@@ -422,6 +426,7 @@ class Merger {
     if (!(st = Columns("src", table, &cols)).ok())
       return st;
     std::string key = rule.process_key.empty() ? "" : Quote(std::string(rule.process_key));
+    const bool has_gpid = std::find(cols.begin(), cols.end(), "globalPid") != cols.end();
     std::string sel, names;
     bool identity = true;
     for (const std::string& c : cols) {
@@ -451,7 +456,14 @@ class Merger {
           e = m.callchain_base == 0 ? q : "(" + q + " + " + std::to_string(m.callchain_base) + ")";
           break;
         case ColumnKind::kGpuId:
-          e = "(SELECT new FROM temp.gt_gmap WHERE old = " + q + ")";
+          if (!m.device_is_gpu && c != "gpuId" && c != "id" && has_gpid) {
+            // Databases of gtrace before GTRACE_DEVICES: deviceId columns hold the process's CUDA
+            // ordinal; its GPU is TARGET_INFO_CUDA_DEVICE (pid, cudaId) -> gpuId.
+            e = "coalesce((SELECT g.new FROM src.TARGET_INFO_CUDA_DEVICE d JOIN temp.gt_gmap g ON g.old = d.gpuId "
+                "WHERE d.cudaId = " + q + " AND d.pid = ((\"globalPid\" >> 24) & 16777215) LIMIT 1), " + q + ")";
+          } else if (!m.gpus_identity) {
+            e = "coalesce((SELECT new FROM temp.gt_gmap WHERE old = " + q + "), " + q + ")";
+          }
           break;
         case ColumnKind::kPlain:
           break;
@@ -488,6 +500,9 @@ class Merger {
       if (!st.ok())
         return st;
     }
+    m.device_is_gpu = s.gpus.empty();
+    for (const auto& [name, sql] : s.tables)
+      m.device_is_gpu |= name == "GTRACE_DEVICES";
     if (!(st = Gpus(i, m)).ok())
       return st;
     for (const auto& [name, sql] : s.tables) {
@@ -616,9 +631,13 @@ class Merger {
       return Status::Error("GTRACE_PROCESS_TREE: " + st.message());
     if (!(st = ExportRows(seconds)).ok())
       return st;
-    if (!same_session_)
-      return RankRows();
-    return Status::Ok();
+    if (!same_session_ && !(st = RankRows()).ok())
+      return st;
+    // Parts written by this version have no empty tables; older parts (and tables no source had
+    // rows for after all) may: the merged file has only what nsys would write.
+    if (!(st = MakeContextsUniquePerGpu(db_)).ok())
+      return st;
+    return DropEmptyTables(db_);
   }
 
   Status ExportRows(double seconds) {

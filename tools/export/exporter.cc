@@ -16,6 +16,8 @@
 #include "tools/export/nccl_export.h"
 #include "tools/export/cuda_export.h"
 #include "tools/export/gpu_metrics_export.h"
+#include "tools/export/gpu_sharing.h"
+#include "tools/export/lazy_tables.h"
 #include "tools/export/nvtx_export.h"
 #include "tools/export/rank_tables.h"
 #include "tools/export/system_tables.h"
@@ -303,6 +305,10 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!(st = WriteSystemTables(ctx, seconds)).ok()) return fail(st);
   if (!(st = WriteRankTables(ctx, plan)).ok()) return fail(st);
+  // Modules create their tables when they see the stream's kind of data (a traced CUDA process, a
+  // communicator), not only with rows; drop what stayed empty, as nsys's lazy export never has it.
+  if (!(st = MakeContextsUniquePerGpu(ctx.db())).ok()) return fail(st);
+  if (!(st = DropEmptyTables(ctx.db())).ok()) return fail(st);
   if (!(st = ctx.db().Exec("COMMIT")).ok()) return fail(st);
   if (!(st = ctx.db().Close()).ok()) return fail(st);
   if (::rename(temp.c_str(), options.output.c_str()) != 0) {

@@ -15,31 +15,31 @@ constexpr ColumnRule kAnalysisFile[] = {{"id", K::kPlain}, {"contentId", K::kPla
 constexpr ColumnRule kProcessStreams[] = {{"globalPid", K::kGlobalId}, {"filenameId", K::kStringId},
                                           {"contentId", K::kStringId}};
 constexpr ColumnRule kPayloadSchemas[] = {{"domainId", K::kPlain}, {"schemaId", K::kPlain}};
-constexpr ColumnRule kCudaEvent[] = {{"timestamp", K::kTimeOrZero}, {"deviceId", K::kPlain}, {"contextId", K::kPlain},
+constexpr ColumnRule kCudaEvent[] = {{"timestamp", K::kTimeOrZero}, {"deviceId", K::kGpuId}, {"contextId", K::kPlain},
                                      {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
                                      {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
                                      {"eventId", K::kPlain}, {"eventSyncId", K::kPlain}};
 constexpr ColumnRule kDiagnostic[] = {{"timestamp", K::kTime}, {"timestampType", K::kPlain},
                                      {"globalPid", K::kGlobalId}};
-constexpr ColumnRule kSync[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+constexpr ColumnRule kSync[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kGpuId},
                                 {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
                                 {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId}, {"eventId", K::kPlain},
                                 {"eventSyncId", K::kPlain}};
-constexpr ColumnRule kMemset[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+constexpr ColumnRule kMemset[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kGpuId},
                                   {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
                                   {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
                                   {"graphNodeId", K::kPlain}};
-constexpr ColumnRule kMemcpy[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+constexpr ColumnRule kMemcpy[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kGpuId},
                                   {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
                                   {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
-                                  {"deprecatedSrcId", K::kPlain}, {"srcDeviceId", K::kPlain},
-                                  {"srcContextId", K::kPlain}, {"dstDeviceId", K::kPlain}, {"dstContextId", K::kPlain},
+                                  {"deprecatedSrcId", K::kPlain}, {"srcDeviceId", K::kGpuId},
+                                  {"srcContextId", K::kPlain}, {"dstDeviceId", K::kGpuId}, {"dstContextId", K::kPlain},
                                   {"graphNodeId", K::kPlain}};
-constexpr ColumnRule kGraphTrace[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+constexpr ColumnRule kGraphTrace[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kGpuId},
                                       {"contextId", K::kPlain}, {"greenContextId", K::kPlain},
                                       {"streamId", K::kPlain}, {"correlationId", K::kPlain},
                                       {"globalPid", K::kGlobalId}, {"graphId", K::kPlain}, {"graphExecId", K::kPlain}};
-constexpr ColumnRule kKernel[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kPlain},
+constexpr ColumnRule kKernel[] = {{"start", K::kTime}, {"end", K::kTime}, {"deviceId", K::kGpuId},
                                   {"contextId", K::kPlain}, {"greenContextId", K::kPlain}, {"streamId", K::kPlain},
                                   {"correlationId", K::kPlain}, {"globalPid", K::kGlobalId},
                                   {"demangledName", K::kStringId}, {"shortName", K::kStringId},
@@ -59,10 +59,10 @@ constexpr ColumnRule kNvtx[] = {{"start", K::kTime}, {"end", K::kTime}, {"rangeI
 constexpr ColumnRule kThreadNames[] = {{"nameId", K::kStringId}, {"globalTid", K::kGlobalId}};
 constexpr ColumnRule kCudaStream[] = {{"streamId", K::kPlain}, {"hwId", K::kHostIndex}, {"vmId", K::kPlain},
                                       {"processId", K::kPlain}, {"contextId", K::kPlain}};
-constexpr ColumnRule kCudaDevice[] = {{"gpuId", K::kGpuId}, {"cudaId", K::kPlain}, {"pid", K::kPlain},
+constexpr ColumnRule kCudaDevice[] = {{"gpuId", K::kGpuId}, {"cudaId", K::kGpuId}, {"pid", K::kPlain},
                                       {"uuid", K::kPlain}};
 constexpr ColumnRule kContextInfo[] = {{"nullStreamId", K::kPlain}, {"hwId", K::kHostIndex}, {"vmId", K::kPlain},
-                                       {"processId", K::kPlain}, {"deviceId", K::kPlain}, {"contextId", K::kPlain},
+                                       {"processId", K::kPlain}, {"deviceId", K::kGpuId}, {"contextId", K::kPlain},
                                        {"parentContextId", K::kPlain}};
 constexpr ColumnRule kGraphEvents[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
                                        {"nameId", K::kStringId}, {"graphId", K::kPlain},
@@ -73,11 +73,13 @@ constexpr ColumnRule kGpuMetrics[] = {{"rawTimestamp", K::kPlain}, {"timestamp",
                                       {"typeId", K::kGlobalId}, {"metricId", K::kPlain}};
 constexpr ColumnRule kGpuMetricsInfo[] = {{"typeId", K::kGlobalId}, {"sourceId", K::kPlain},
                                           {"metricId", K::kPlain}};
-constexpr ColumnRule kMemoryUsage[] = {{"start", K::kTime}, {"globalPid", K::kGlobalId}, {"deviceId", K::kPlain},
+constexpr ColumnRule kMemoryUsage[] = {{"start", K::kTime}, {"globalPid", K::kGlobalId}, {"deviceId", K::kGpuId},
                                        {"contextId", K::kPlain}, {"correlationId", K::kPlain},
                                        {"streamId", K::kPlain}, {"importedMemoryPoolProcessId", K::kPlain}};
-constexpr ColumnRule kMemoryPool[] = {{"start", K::kTime}, {"globalPid", K::kGlobalId}, {"deviceId", K::kPlain},
+constexpr ColumnRule kMemoryPool[] = {{"start", K::kTime}, {"globalPid", K::kGlobalId}, {"deviceId", K::kGpuId},
                                       {"correlationId", K::kPlain}};
+constexpr ColumnRule kDevices[] = {{"globalPid", K::kGlobalId}, {"pid", K::kPlain}, {"cudaId", K::kPlain},
+                                   {"deviceId", K::kGpuId}};
 constexpr ColumnRule kMpiRanks[] = {{"globalTid", K::kGlobalId}};
 constexpr ColumnRule kNvtxCudaDevice[] = {{"hwId", K::kHostIndex}, {"vmId", K::kPlain}, {"deviceId", K::kPlain}};
 constexpr ColumnRule kNcclComms[] = {{"globalPid", K::kGlobalId}, {"commIndex", K::kPlain}, {"commId", K::kPlain},
@@ -165,6 +167,7 @@ constexpr TableRule kRules[] = {
     {"GTRACE_NCCL_OPERATIONS", TableMode::kCopy, "globalPid", R(kNcclOps)},
     {"GTRACE_NCCL_GPU_CLOCK", TableMode::kCopy, "globalPid", R(kNcclClock)},
     {"GTRACE_NCCL_POOLS", TableMode::kCopy, "globalPid", R(kNcclPools)},
+    {"GTRACE_DEVICES", TableMode::kCopy, "globalPid", R(kDevices)},
     {"GTRACE_GPU_METRICS_DEVICES", TableMode::kCopy, "globalPid", R(kMetricsDevices)},
     {"GTRACE_GPU_METRICS_CONFIG", TableMode::kCopy, "globalPid", R(kMetricsConfig)},
     {"GTRACE_RANGE_METRICS", TableMode::kCopy, "globalPid", R(kRangeMetrics)},

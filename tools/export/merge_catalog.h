@@ -21,7 +21,8 @@ enum class ColumnKind {
   kHostIndex,    // a plain host index (TARGET_INFO_CUDA_* hwId): renumbered
   kStringId,     // StringIds.id: translated
   kCallchainId,  // CUDA_CALLCHAINS.id: offset per source database
-  kGpuId,        // TARGET_INFO_GPU.id: translated (GPUs are renumbered across the merged hosts)
+  kGpuId,        // TARGET_INFO_GPU.id (also every deviceId): translated (GPUs are renumbered across the
+                 // merged hosts); a value with no GPU row of its source is kept
 };
 
 struct ColumnRule {

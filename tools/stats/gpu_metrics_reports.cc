@@ -164,6 +164,8 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
     if (!st.ok())
       return st;
   }
+  // gtrace databases (GTRACE_DEVICES) store the GPU id in deviceId already; older ones the ordinal.
+  const bool device_is_gpu = db.HasTable("GTRACE_DEVICES");
   if (db.HasTable(kKernelTable)) {
     st = Run(db,
              "SELECT k.start, k.\"end\", k.globalPid, k.deviceId, coalesce(s.value, '') FROM "
@@ -173,7 +175,7 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
                const int64_t gpid = s.Int(2);
                const int64_t hw = (gpid >> 56) & 0xff;
                const int64_t pid = (gpid >> 24) & kTidMask;
-               auto it = cuda_gpu.find({pid, s.Int(3)});
+               auto it = device_is_gpu ? cuda_gpu.end() : cuda_gpu.find({pid, s.Int(3)});
                r.types = types_of_gpu(hw, it != cuda_gpu.end() ? it->second : s.Int(3));
                regions.push_back(std::move(r));
              });
