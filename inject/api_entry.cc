@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+
 #include "collector/session.h"
 #include "inject/api_entry.h"
 #include "inject/cupti/capture_window.h"
@@ -32,14 +34,26 @@ bool ApiDisabled() {
   return d != nullptr && *d != '\0' && strcmp(d, "0") != 0 && strcmp(d, "false") != 0;
 }
 
-// Starts (once) or joins this process's session. The window module's session-start hook must be
-// registered first so that --capture-range arms itself; NVTX's decoder so that marks decode.
+// 0: first call not done yet; 1: GTRACE_DISABLE; 2: registered with the collector. Registrations
+// are process-wide and survive fork, so they are done once (they take locks).
+std::atomic<int> g_api_state{0};
+
+// Starts (once) or joins this process's session (a forked child starts its own here). The window
+// module's session-start hook must be registered first so that --capture-range arms itself; NVTX's
+// decoder so that marks decode. After the first call: one load and EnsureSession's fast path.
 bool ApiSession() {
-  if (ApiDisabled())
-    return false;
-  gt::capture::RegisterWithCollector();
-  gt::nvtx::RegisterWithCollector();
-  return gt::EnsureSession(0) && gt::SessionId() != 0;
+  int state = g_api_state.load(std::memory_order_acquire);
+  if (state == 0) {
+    if (ApiDisabled()) {
+      state = 1;
+    } else {
+      gt::capture::RegisterWithCollector();
+      gt::nvtx::RegisterWithCollector();
+      state = 2;
+    }
+    g_api_state.store(state, std::memory_order_release);
+  }
+  return state == 2 && gt::EnsureSession(0) && gt::SessionId() != 0;
 }
 
 }  // namespace
