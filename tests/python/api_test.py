@@ -136,6 +136,31 @@ class ApiTest(unittest.TestCase):
         self.assertEqual(r.windows(), ["capture window 1 opened (gtrace.start/stop)",
                                        "capture window 1 closed (gtrace.start/stop); capture finished"])
 
+    def test_threads_mark_and_step_concurrently(self):
+        # ctypes releases the GIL around each call: these threads are in the library at the same time.
+        r = self.traced("""
+            import threading
+            def worker(name):
+                for _ in range(200):
+                    gtrace.mark(name)
+            def stepper(out):
+                out.append(max(gtrace.step() for _ in range(100)))
+            gtrace.start()
+            steps = []
+            threads = [threading.Thread(target=worker, args=("t%d" % i,)) for i in range(4)]
+            threads += [threading.Thread(target=stepper, args=(steps,)) for _ in range(2)]
+            for t in threads: t.start()
+            for t in threads: t.join()
+            gtrace.stop()
+            threads = [threading.Thread(target=worker, args=("late",)) for _ in range(2)]
+            for t in threads: t.start()
+            for t in threads: t.join()
+            print(max(steps), gtrace.step())
+            """, {"GTRACE_CAPTURE_RANGE": "cudaProfilerApi"})
+        self.assertEqual(r.proc.stdout, "200 201\n")  # every step counted once
+        self.assertEqual(r.marks(), ["34|t0|200", "34|t1|200", "34|t2|200", "34|t3|200"])
+        self.assertEqual(r.rows("SELECT count(DISTINCT globalTid) FROM NVTX_EVENTS"), ["4"])
+
     def test_whole_run_without_capture_range(self):
         r = self.traced("""
             print(gtrace.is_active(), gtrace.start(), gtrace.stop(), gtrace.is_active())
