@@ -50,7 +50,7 @@ namespace {
 void LoadCaptureConfig(EnvGetter getenv_fn, Config* c) {
   CaptureConfig& cap = c->capture;
   std::string error;
-  if (const char* v = getenv_fn("GTRACE_CAPTURE_RANGE"); v != nullptr && !ParseCaptureRange(v, &cap.range, &error)) {
+  if (const char* v = getenv_fn("GTRACE_CAPTURE_RANGE"); v != nullptr && !ParseCaptureRange(v, &cap.range, &error, &cap.step_first, &cap.step_last)) {
     c->warnings.push_back("GTRACE_CAPTURE_RANGE: " + error + "; capturing the whole run");
   }
   if (const char* v = getenv_fn("GTRACE_NVTX_CAPTURE"); v != nullptr &&
@@ -86,8 +86,23 @@ void LoadCaptureConfig(EnvGetter getenv_fn, Config* c) {
 
 }  // namespace
 
-bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* error) {
+bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* error, uint64_t* step_first,
+                       uint64_t* step_last) {
   text = Trim(text);
+  if (text.substr(0, 6) == "steps:") {
+    std::string_view range = text.substr(6);
+    size_t dash = range.find('-');
+    uint64_t a = 0, b = 0;
+    if (dash == std::string_view::npos || !ParseUint64(range.substr(0, dash), &a) ||
+        !ParseUint64(range.substr(dash + 1), &b) || b < a || step_first == nullptr || step_last == nullptr) {
+      *error = "'" + std::string(text) + "': expected steps:A-B with step numbers A <= B";
+      return false;
+    }
+    *out = CaptureRange::kSteps;
+    *step_first = a;
+    *step_last = b;
+    return true;
+  }
   if (text == "none") {
     *out = CaptureRange::kNone;
   } else if (text == "cudaProfilerApi") {
@@ -95,7 +110,7 @@ bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* er
   } else if (text == "nvtx") {
     *out = CaptureRange::kNvtx;
   } else {
-    *error = "unknown capture range '" + std::string(text) + "' (known: none, cudaProfilerApi, nvtx)";
+    *error = "unknown capture range '" + std::string(text) + "' (known: none, cudaProfilerApi, nvtx, steps:A-B)";
     return false;
   }
   return true;

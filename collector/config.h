@@ -17,10 +17,14 @@ using EnvGetter = const char* (*)(const char*);
 // Capture windows (nsys's --capture-range, --nvtx-capture, --capture-range-end, --delay,
 // --duration). The collector only needs `StartsPaused()` (recording begins off); the window logic
 // that opens and closes recording lives with the injection code (inject/cupti/capture_window.h).
-enum class CaptureRange { kNone, kCudaProfilerApi, kNvtx };
+// kSteps: gtrace.step() (the Python API, inject/api_entry.cc) counts steps; a window covers steps
+// step_first..step_last, both included (steps are numbered from 0 at session start).
+enum class CaptureRange { kNone, kCudaProfilerApi, kNvtx, kSteps };
 enum class CaptureRangeEnd { kStop, kRepeat, kNone };
 struct CaptureConfig {
   CaptureRange range = CaptureRange::kNone;    // GTRACE_CAPTURE_RANGE
+  uint64_t step_first = 0;                      //   steps:A-B: A
+  uint64_t step_last = 0;                       //   steps:A-B: B (>= A)
   std::string nvtx_message;                     // GTRACE_NVTX_CAPTURE "message[@domain]"
   std::string nvtx_domain;                      //   "" = default domain
   bool nvtx_any_domain = false;                 //   "message@*"
@@ -59,7 +63,9 @@ bool ParseTraceList(std::string_view text, uint32_t* mask, std::string* error, s
 
 // Capture-window values, as the CLI flags and GTRACE_* variables spell them. False (with *error) on a
 // bad value. "S" seconds accept decimals ("0.5"); the result is in nanoseconds.
-bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* error);
+// "steps:A-B" fills *step_first/*step_last (an error when they are nullptr).
+bool ParseCaptureRange(std::string_view text, CaptureRange* out, std::string* error, uint64_t* step_first = nullptr,
+                       uint64_t* step_last = nullptr);
 bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t* repeat_count, std::string* error);
 bool ParseNvtxCapture(std::string_view text, std::string* message, std::string* domain, bool* any_domain,
                       std::string* error);

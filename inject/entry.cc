@@ -25,6 +25,7 @@
 
 #include "collector/clock.h"
 #include "collector/session.h"
+#include "inject/api_entry.h"
 #include "inject/cupti/capture_window.h"
 #include "inject/cupti/cupti_tracer.h"
 #include "inject/metrics/gpu_metrics.h"
@@ -115,6 +116,7 @@ __attribute__((constructor)) void GtraceOnLoad() {
   if (realpath(info.dli_fname, self) == nullptr) return;
   if (void* primary = FindPrimary(self)) {
     g_primary = primary;
+    gt::api::g_primary_api = primary;
     gt::DeclineSessions();
     return;
   }

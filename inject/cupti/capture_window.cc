@@ -47,6 +47,10 @@ struct Scalars {  // guarded by g_mutex
   uint32_t windows_opened;
   uint32_t repeat_count;
   CaptureRangeEnd end;
+  // --capture-range=steps:A-B and the current step number (gtrace.step()).
+  uint64_t step_first;
+  uint64_t step_last;
+  uint64_t step;
   // The range that opened the current window (nvtx).
   bool nvtx_push_pop;
   uint32_t nvtx_tid;
@@ -143,6 +147,9 @@ void OnSessionStart(const Config& config, uint64_t session_id) {
   g_s.windows_opened = 0;
   g_s.repeat_count = c.repeat_count;
   g_s.end = c.end;
+  g_s.step_first = c.step_first;
+  g_s.step_last = c.step_last;
+  g_s.step = 0;
   g_s.nvtx_key_known = false;
   g_s.log_written = g_s.log_sent = 0;
   g_s.log_enabled = c.StartsPaused() || c.duration_ns != 0;
@@ -159,6 +166,8 @@ void OnSessionStart(const Config& config, uint64_t session_id) {
     g_s.first_open_ns = now;
     g_open.store(true, std::memory_order_release);
     LogLocked(true, field::enums::kWindowStart, false, now);
+  } else if (c.range == CaptureRange::kSteps && c.step_first == 0) {
+    OpenLocked(field::enums::kWindowSteps, now);  // step 0 begins with the session
   }
   ArmNvtxLocked();
   pthread_mutex_unlock(&g_mutex);
@@ -252,6 +261,37 @@ void OnCudaProfilerStop() {
   bool changed = g_s.end != CaptureRangeEnd::kNone && CloseLocked(field::enums::kWindowCudaProfilerApi, false, NowNs());
   pthread_mutex_unlock(&g_mutex);
   if (changed) NotifyCuda();
+}
+
+bool OnApiStart() {
+  if (!UsesCudaProfilerApi()) return false;
+  pthread_mutex_lock(&g_mutex);
+  bool changed = OpenLocked(field::enums::kWindowApi, NowNs());
+  pthread_mutex_unlock(&g_mutex);
+  if (changed) NotifyCuda();
+  return changed;
+}
+
+bool OnApiStop() {
+  if (!UsesCudaProfilerApi()) return false;
+  pthread_mutex_lock(&g_mutex);
+  bool changed = g_s.end != CaptureRangeEnd::kNone && CloseLocked(field::enums::kWindowApi, false, NowNs());
+  pthread_mutex_unlock(&g_mutex);
+  if (changed) NotifyCuda();
+  return changed;
+}
+
+uint64_t OnStep() {
+  bool steps = static_cast<CaptureRange>(g_range.load(std::memory_order_relaxed)) == CaptureRange::kSteps;
+  uint64_t now = NowNs();
+  bool changed = false;
+  pthread_mutex_lock(&g_mutex);
+  if (steps && g_s.step == g_s.step_last) changed |= CloseLocked(field::enums::kWindowSteps, true, now);
+  uint64_t step = ++g_s.step;
+  if (steps && step == g_s.step_first) changed |= OpenLocked(field::enums::kWindowSteps, now);
+  pthread_mutex_unlock(&g_mutex);
+  if (changed) NotifyCuda();
+  return step;
 }
 
 bool NvtxRangeOpens(const char* domain_name, const char* text, const wchar_t* wide) {

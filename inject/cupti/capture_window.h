@@ -45,6 +45,16 @@ bool UsesCudaProfilerApi();
 void OnCudaProfilerStart();
 void OnCudaProfilerStop();
 
+// The Python API (inject/api_entry.cc; application threads, slow path, after EnsureSession).
+// gtrace.start()/stop() act as cudaProfilerStart/Stop do: only with --capture-range=cudaProfilerApi
+// (they need no CUDA). True when a window opened / closed.
+bool OnApiStart();
+bool OnApiStop();
+// gtrace.step(): the current step ends and the next begins; returns the new step's number (steps
+// count from 0 at session start). With --capture-range=steps:A-B the window opens when step A
+// begins (at session start for A = 0) and closes for good when step B ends.
+uint64_t OnStep();
+
 // --capture-range=nvtx. Bits of g_nvtx_trigger: kNvtxOpenArmed while waiting for the range to
 // open (recording is off), kNvtxCloseArmed while a window opened by it is open.
 inline constexpr uint32_t kNvtxOpenArmed = 1, kNvtxCloseArmed = 2;

@@ -110,7 +110,7 @@ namespace enums {
 inline constexpr uint32_t kCudaApiRuntime = 1, kCudaApiDriver = 2;
 inline constexpr uint32_t kGraphCreated = 1, kGraphCloned = 2, kGraphExecCreated = 3;
 inline constexpr uint32_t kWindowStart = 1, kWindowDelay = 2, kWindowCudaProfilerApi = 3, kWindowNvtx = 4,
-                          kWindowDuration = 5;
+                          kWindowDuration = 5, kWindowApi = 6, kWindowSteps = 7;
 }  // namespace enums
 
 }  // namespace gt::field

@@ -84,7 +84,10 @@ void HookRangeEndPayload(nvtxDomainHandle_t domain, nvtxRangeId_t id, const nvtx
   HookDomainRangeEnd(domain, id);
 }
 
-uint8_t HookDomainIsEnabled(nvtxDomainHandle_t) { return On() ? 1 : 0; }
+// Enabled whenever NVTX is traced, also while a capture window is closed: callers such as the `nvtx`
+// Python package ask once, when a domain is created, and keep a no-op domain for good when told no —
+// a domain created before the window opened would then stay silent inside it.
+uint8_t HookDomainIsEnabled(nvtxDomainHandle_t) { return (ConfiguredSources() & kSourceNvtx) != 0 ? 1 : 0; }
 
 }  // namespace
 

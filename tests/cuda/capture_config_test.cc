@@ -112,5 +112,33 @@ TEST(CaptureConfig, BadValuesWarnAndKeepDefaults) {
   EXPECT_TRUE(c.capture.StartsPaused());
 }
 
+// --capture-range=steps:A-B (gtrace.step(), the Python API): both ends included, A <= B.
+TEST(CaptureConfig, StepRange) {
+  Config c = Load({{"GTRACE_CAPTURE_RANGE", "steps:3-7"}});
+  EXPECT_EQ(c.capture.range, CaptureRange::kSteps);
+  EXPECT_EQ(c.capture.step_first, 3u);
+  EXPECT_EQ(c.capture.step_last, 7u);
+  EXPECT_TRUE(c.capture.StartsPaused());
+  EXPECT_TRUE(c.warnings.empty());
+  c = Load({{"GTRACE_CAPTURE_RANGE", "steps:0-0"}, {"GTRACE_TRACE", "cuda"}});  // needs no source
+  EXPECT_EQ(c.capture.range, CaptureRange::kSteps);
+  EXPECT_EQ(c.capture.step_first, 0u);
+  EXPECT_EQ(c.capture.step_last, 0u);
+  EXPECT_TRUE(c.warnings.empty());
+  CaptureRange r = CaptureRange::kNone;
+  uint64_t a = 0, b = 0;
+  std::string e;
+  for (const char* bad : {"steps:", "steps:4", "steps:5-4", "steps:-3", "steps:1-", "steps:a-b", "steps:1-2-3"}) {
+    EXPECT_FALSE(ParseCaptureRange(bad, &r, &e, &a, &b)) << bad;
+    EXPECT_EQ(e, "'" + std::string(bad) + "': expected steps:A-B with step numbers A <= B");
+  }
+  EXPECT_FALSE(ParseCaptureRange("steps:1-2", &r, &e));  // a caller that cannot take step numbers
+  c = Load({{"GTRACE_CAPTURE_RANGE", "steps:9-2"}});
+  EXPECT_EQ(c.capture.range, CaptureRange::kNone);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0],
+            "GTRACE_CAPTURE_RANGE: 'steps:9-2': expected steps:A-B with step numbers A <= B; capturing the whole run");
+}
+
 }  // namespace
 }  // namespace gt

@@ -356,6 +356,8 @@ TEST(CudaFields, EnumValuesMatchDescriptor) {
   EXPECT_EQ(e::kWindowCudaProfilerApi, static_cast<uint32_t>(schema::CAPTURE_WINDOW_REASON_CUDA_PROFILER_API));
   EXPECT_EQ(e::kWindowNvtx, static_cast<uint32_t>(schema::CAPTURE_WINDOW_REASON_NVTX));
   EXPECT_EQ(e::kWindowDuration, static_cast<uint32_t>(schema::CAPTURE_WINDOW_REASON_DURATION));
+  EXPECT_EQ(e::kWindowApi, static_cast<uint32_t>(schema::CAPTURE_WINDOW_REASON_API));
+  EXPECT_EQ(e::kWindowSteps, static_cast<uint32_t>(schema::CAPTURE_WINDOW_REASON_STEPS));
 }
 
 }  // namespace

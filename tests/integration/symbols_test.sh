@@ -3,13 +3,16 @@
 # depends on nothing but the C runtime: no libstdc++, libgcc_s or libprotobuf in the host process.
 set -euo pipefail
 lib=$1/lib/libgtrace.so
+# gtrace_api_*: the capture-window API the Python package (python/gtrace) calls through ctypes; it
+# cannot be reached through an injection table, so it must be a dynamic symbol.
 allowed="InitializeInjection InitializeInjectionNvtx2 InitializeInjectionNvtxExtension ncclProfiler_v4 ncclProfiler_v5 ncclProfiler_v6"
+allowed="$allowed gtrace_api_version gtrace_api_start gtrace_api_stop gtrace_api_is_active gtrace_api_mark gtrace_api_step"
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort -u)
 bad=0
 for s in $exported; do
   case " $allowed " in *" $s "*) ;; *) echo "unexpected exported symbol: $s"; bad=1 ;; esac
 done
-for s in InitializeInjectionNvtx2 InitializeInjectionNvtxExtension; do
+for s in InitializeInjectionNvtx2 InitializeInjectionNvtxExtension gtrace_api_version gtrace_api_step; do
   grep -qx "$s" <<<"$exported" || { echo "missing entry point: $s"; bad=1; }
 done
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')

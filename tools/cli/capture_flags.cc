@@ -1,6 +1,6 @@
 // Capture-window and CUDA flags of `gtrace profile`, nsys's spelling, each turned into its GTRACE_*
 // twin so that LD_PRELOAD=libgtrace.so with the variables behaves the same:
-//   --capture-range=none|cudaProfilerApi|nvtx   GTRACE_CAPTURE_RANGE
+//   --capture-range=none|cudaProfilerApi|nvtx|steps:A-B   GTRACE_CAPTURE_RANGE
 //   --nvtx-capture=RANGE[@DOMAIN|@*]            GTRACE_NVTX_CAPTURE
 //   --capture-range-end=stop|repeat[:N]|none    GTRACE_CAPTURE_RANGE_END
 //   --delay=S, --duration=S (seconds)           GTRACE_DELAY, GTRACE_DURATION
@@ -37,11 +37,22 @@ bool IsSeconds(std::string_view v) {
 
 void AddCaptureFlags(ArgParser* p, std::map<std::string, std::string>* env) {
   p->Add({"capture-range", 'c', true, "RANGE",
-          "when to record: none (whole run), cudaProfilerApi (cudaProfilerStart..Stop), nvtx (the --nvtx-capture "
-          "range) (GTRACE_CAPTURE_RANGE; default none)",
+          "when to record: none (whole run), cudaProfilerApi (cudaProfilerStart..Stop, gtrace.start()..stop()), "
+          "nvtx (the --nvtx-capture range), steps:A-B (steps A to B of gtrace.step(), counted from 0) "
+          "(GTRACE_CAPTURE_RANGE; default none)",
           [env](std::string_view v) {
-            if (v != "none" && v != "cudaProfilerApi" && v != "nvtx") {
-              return Status::Error("--capture-range: '" + std::string(v) + "' (known: none, cudaProfilerApi, nvtx)");
+            if (v.substr(0, 6) == "steps:") {
+              // The library parses the same text (collector/config.cc, ParseCaptureRange).
+              size_t dash = v.find('-', 6);
+              uint64_t a = 0, b = 0;
+              if (dash == std::string_view::npos ||
+                  !ParseUnsigned("--capture-range", v.substr(6, dash - 6), 0, 1000000000000ull, &a).ok() ||
+                  !ParseUnsigned("--capture-range", v.substr(dash + 1), a, 1000000000000ull, &b).ok()) {
+                return Status::Error("--capture-range: '" + std::string(v) + "' (expected steps:A-B, A <= B)");
+              }
+            } else if (v != "none" && v != "cudaProfilerApi" && v != "nvtx") {
+              return Status::Error("--capture-range: '" + std::string(v) +
+                                   "' (known: none, cudaProfilerApi, nvtx, steps:A-B)");
             }
             (*env)["GTRACE_CAPTURE_RANGE"] = std::string(v);
             return Status::Ok();

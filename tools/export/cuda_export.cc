@@ -83,6 +83,8 @@ const char* WindowReason(schema::CaptureWindowReason r) {
     case schema::CAPTURE_WINDOW_REASON_CUDA_PROFILER_API: return "cudaProfilerStart/Stop";
     case schema::CAPTURE_WINDOW_REASON_NVTX: return "NVTX capture range";
     case schema::CAPTURE_WINDOW_REASON_DURATION: return "--duration elapsed";
+    case schema::CAPTURE_WINDOW_REASON_API: return "gtrace.start/stop";
+    case schema::CAPTURE_WINDOW_REASON_STEPS: return "--capture-range=steps";
     default: return "unknown";
   }
 }
