@@ -186,7 +186,7 @@ TEST(Faults, BadValueInEveryVariable) {
       {"GTRACE_DELAY", "soon"},                {"GTRACE_DURATION", "-3"},
       {"GTRACE_CUDA_GRAPH_TRACE", "sideways"}, {"GTRACE_CUDA_MEMORY_USAGE", "lots"},
       {"GTRACE_CUDA_BUFFER_MB", "0"},          {"GTRACE_NCCL_TRACE", "everything-please"},
-      {"GTRACE_NCCL_POOL_EVENTS", "x"},
+      {"GTRACE_NCCL_POOL_EVENTS", "x"},        {"GTRACE_EXIT_WAIT_MS", "0"},
   };
   // NCCL's settings are read when NCCL loads the plugin: those runs use the fake NCCL host.
   for (const auto& [name, value] : bad) {
