@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -185,6 +186,58 @@ TEST(ExitPaths, PosixSpawnLosesNothing) {
   ASSERT_EQ(by_ranges.count(Counts{{"target", 25}}), 1u);
   for (const Stream& x : s) EXPECT_EQ(x.close_reason, "exit");
   EXPECT_EQ(Exported(dir).size(), 2u);
+}
+
+// The export says how each process ended: META_DATA_CAPTURE PROCESS_n:END_REASON and, for ends
+// without exit(), one DIAGNOSTIC_EVENT row; `gtrace info` too.
+TEST(ExitPaths, ExportAndInfoShowTheEndReason) {
+  TempDir dir;
+  RunResult r = RunProgram({Program(), "fork_exit", "10"}, Traced(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> files = dir.Find(".gtrace");
+  ASSERT_EQ(files.size(), 2u);
+  RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("e.sqlite"), dir.path()});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Db db(dir.File("e.sqlite"));
+  EXPECT_EQ(db.Rows("SELECT value FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_%:END_REASON' ORDER BY value"),
+            (std::vector<std::string>{"_exit", "exit"}));
+  std::vector<std::string> rows = db.Rows("SELECT severity, text FROM DIAGNOSTIC_EVENT");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NE(rows[0].find("1|process "), std::string::npos) << rows[0];
+  EXPECT_NE(rows[0].find(" ended by _exit; its stream is complete"), std::string::npos) << rows[0];
+  std::string infos;
+  for (const std::string& f : files) infos += RunProgram({test::CliPath(), "info", f}).out;
+  EXPECT_NE(infos.find("closed         yes (_exit)"), std::string::npos) << infos;
+  EXPECT_NE(infos.find("closed         yes (exit)"), std::string::npos) << infos;
+}
+
+// A stream cut by SIGKILL: END_REASON "cut" and the time of its last complete chunk.
+TEST(ExitPaths, CutStreamShowsItsLastChunkTime) {
+  TempDir dir;
+  RunOptions o = Traced(dir);
+  o.env["GTRACE_FLUSH_MS"] = "20";
+  o.signal_to_send = SIGKILL;
+  o.signal_after_output = "ready\n";
+  o.signal_after_ms = 300;  // 15 flush intervals
+  RunResult r = RunProgram({Program(), "signal_exit_wait", "5"}, o);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  std::vector<std::string> files = dir.Find(".gtrace");
+  ASSERT_EQ(files.size(), 1u);
+  Stream s = ReadStream(files[0]);
+  EXPECT_FALSE(s.complete);
+  EXPECT_EQ(s.ranges, (Counts{{"before", 5}}));
+  RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("c.sqlite"), files[0]});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Db db(dir.File("c.sqlite"));
+  EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:END_REASON'"), "cut");
+  std::optional<std::string> last = db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:LAST_CHUNK_TIME'");
+  ASSERT_TRUE(last.has_value());
+  // The last complete chunk is the one that holds the ranges (or a later clock snapshot).
+  int64_t last_ns = std::stoll(*last);
+  EXPECT_GE(last_ns, *db.Int("SELECT min(start) FROM NVTX_EVENTS"));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM DIAGNOSTIC_EVENT WHERE text LIKE '%no end marker%' AND timestamp = " + *last), 1);
+  RunResult info = RunProgram({test::CliPath(), "info", files[0]});
+  EXPECT_NE(info.out.find("closed         no; last complete chunk at +"), std::string::npos) << info.out;
 }
 
 void ExpectEndedBySignal(const std::string& mode, int sig, const std::string& reason, schema::EndReason kind) {

@@ -13,6 +13,7 @@
 //                    fault, N "after", exit 0
 //   signal_exit      a SIGUSR1 handler that calls _exit(9); N "before", raise(SIGUSR1)
 //   threads_exit     4 threads record N "thread" ranges each, then all call _exit(5) at once
+//   signal_exit_wait N "before", then sleeps 30 s (the test SIGKILLs it: a cut stream)
 // Core dumps are switched off (RLIMIT_CORE 0) so crashing modes leave no files behind.
 #include <errno.h>
 #include <nvtx3/nvToolsExt.h>
@@ -151,6 +152,13 @@ int main(int argc, char** argv) {
     signal(SIGUSR1, ExitHandler);
     raise(SIGUSR1);
     return 1;
+  }
+  if (mode == "signal_exit_wait") {
+    Ranges("before", g_n);
+    std::printf("ready\n");
+    std::fflush(stdout);
+    sleep(30);
+    return 0;
   }
   if (mode == "threads_exit") {
     pthread_t t[4];
