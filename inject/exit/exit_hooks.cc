@@ -40,8 +40,12 @@ using ExecveFn = int (*)(const char*, char* const[], char* const[]);
 using ExecvFn = int (*)(const char*, char* const[]);
 using FexecveFn = int (*)(int, char* const[], char* const[]);
 using ExecveatFn = int (*)(int, const char*, char* const[], char* const[], int);
-using SpawnFn = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
-                        char* const[], char* const[]);
+using SpawnFn = int (*)(pid_t*,
+                        const char*,
+                        const posix_spawn_file_actions_t*,
+                        const posix_spawnattr_t*,
+                        char* const[],
+                        char* const[]);
 
 // One slot per libc function (zero-initialised storage: no static constructor).
 std::atomic<void*> g_real_exit{nullptr}, g_real_Exit{nullptr}, g_real_abort{nullptr}, g_real_execve{nullptr},
@@ -77,8 +81,10 @@ __attribute__((constructor(101))) void ResolveLibcEntryPoints() {
 [[noreturn]] void EndWith(std::atomic<void*>& slot, int status) {
   gt::MarkEnd(gt::EndKind::kUnderscoreExit, 0);
   auto f = reinterpret_cast<ExitFn>(slot.load(std::memory_order_acquire));
-  if (f != nullptr) f(status);
-  while (true) ::syscall(SYS_exit_group, status);
+  if (f != nullptr)
+    f(status);
+  while (true)
+    ::syscall(SYS_exit_group, status);
 }
 
 // Exec: the stream ends with "exec" before libc's call; if the call returns (it failed), the
@@ -97,8 +103,10 @@ int AroundExec(Call call) {
 // may be called in a child of a multithreaded fork, or from a signal handler).
 int CountArgs(const char* first, va_list ap) {
   int n = 1;
-  if (first == nullptr) return 0;
-  while (va_arg(ap, const char*) != nullptr) ++n;
+  if (first == nullptr)
+    return 0;
+  while (va_arg(ap, const char*) != nullptr)
+    ++n;
   return n;
 }
 
@@ -112,9 +120,13 @@ void RequestWrite() {
 
 extern "C" {
 
-__attribute__((visibility("default"), noreturn)) void _exit(int status) { EndWith(g_real_exit, status); }
+__attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  EndWith(g_real_exit, status);
+}
 
-__attribute__((visibility("default"), noreturn)) void _Exit(int status) noexcept { EndWith(g_real_Exit, status); }
+__attribute__((visibility("default"), noreturn)) void _Exit(int status) noexcept {
+  EndWith(g_real_Exit, status);
+}
 
 // abort(): the stream ends with "abort"; libc's abort then raises SIGABRT (the crash handler sees
 // the mark is written and adds nothing). A SIGABRT handler that longjmps back into the program:
@@ -122,7 +134,8 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status) noexcept
 __attribute__((visibility("default"), noreturn)) void abort() noexcept {
   gt::MarkEnd(gt::EndKind::kAbort, 0);
   auto f = reinterpret_cast<AbortFn>(g_real_abort.load(std::memory_order_acquire));
-  if (f != nullptr) f();
+  if (f != nullptr)
+    f();
   // Not resolved (cannot happen after our constructor): what abort does, without libc's.
   ::raise(SIGABRT);
   struct sigaction dfl {};
@@ -133,7 +146,8 @@ __attribute__((visibility("default"), noreturn)) void abort() noexcept {
   sigaddset(&only, SIGABRT);
   ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
   ::raise(SIGABRT);
-  while (true) ::syscall(SYS_exit_group, 127);
+  while (true)
+    ::syscall(SYS_exit_group, 127);
 }
 
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
@@ -153,7 +167,8 @@ __attribute__((visibility("default"))) int execv(const char* path, char* const a
 __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) noexcept {
   return AroundExec([&] {
     auto f = Real<ExecvFn>(g_real_execvp, "execvp");
-    if (f != nullptr) return f(file, argv);
+    if (f != nullptr)
+      return f(file, argv);
     errno = ENOSYS;
     return -1;
   });
@@ -162,7 +177,8 @@ __attribute__((visibility("default"))) int execvp(const char* file, char* const 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   return AroundExec([&] {
     auto f = Real<ExecveFn>(g_real_execvpe, "execvpe");
-    if (f != nullptr) return f(file, argv, envp);
+    if (f != nullptr)
+      return f(file, argv, envp);
     errno = ENOSYS;
     return -1;
   });
@@ -176,8 +192,11 @@ __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], c
   });
 }
 
-__attribute__((visibility("default"))) int execveat(int dirfd, const char* path, char* const argv[],
-                                                    char* const envp[], int flags) noexcept {
+__attribute__((visibility("default"))) int execveat(int dirfd,
+                                                    const char* path,
+                                                    char* const argv[],
+                                                    char* const envp[],
+                                                    int flags) noexcept {
   return AroundExec([&] {
     auto f = Real<ExecveatFn>(g_real_execveat, "execveat");
     return f != nullptr ? f(dirfd, path, argv, envp, flags)
@@ -192,7 +211,8 @@ __attribute__((visibility("default"))) int execl(const char* path, const char* a
   va_end(ap);
   char* argv[n + 1];
   va_start(ap, arg);
-  for (int i = 0; i < n; ++i) argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
+  for (int i = 0; i < n; ++i)
+    argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
   va_end(ap);
   argv[n] = nullptr;
   return execv(path, argv);
@@ -205,7 +225,8 @@ __attribute__((visibility("default"))) int execlp(const char* file, const char* 
   va_end(ap);
   char* argv[n + 1];
   va_start(ap, arg);
-  for (int i = 0; i < n; ++i) argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
+  for (int i = 0; i < n; ++i)
+    argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
   va_end(ap);
   argv[n] = nullptr;
   return execvp(file, argv);
@@ -218,8 +239,10 @@ __attribute__((visibility("default"))) int execle(const char* path, const char* 
   va_end(ap);
   char* argv[n + 1];
   va_start(ap, arg);
-  for (int i = 0; i < n; ++i) argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
-  if (n > 0) (void)va_arg(ap, const char*);  // the null after the arguments (arg itself when n == 0)
+  for (int i = 0; i < n; ++i)
+    argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
+  if (n > 0)
+    (void)va_arg(ap, const char*);  // the null after the arguments (arg itself when n == 0)
   char* const* envp = va_arg(ap, char* const*);
   va_end(ap);
   argv[n] = nullptr;
@@ -230,18 +253,22 @@ __attribute__((visibility("default"))) int execle(const char* path, const char* 
 // if it is traced), the parent goes on. Libc's posix_spawn runs the child on the parent's memory
 // until its exec (CLONE_VFORK): nothing of ours runs there. The parent asks the drain thread to
 // write what it has (no wait), so what led up to the spawn is on disk if the parent is then killed.
-__attribute__((visibility("default"))) int posix_spawn(pid_t* pid, const char* path,
+__attribute__((visibility("default"))) int posix_spawn(pid_t* pid,
+                                                       const char* path,
                                                        const posix_spawn_file_actions_t* actions,
-                                                       const posix_spawnattr_t* attr, char* const argv[],
+                                                       const posix_spawnattr_t* attr,
+                                                       char* const argv[],
                                                        char* const envp[]) noexcept {
   RequestWrite();
   auto f = Real<SpawnFn>(g_real_spawn, "posix_spawn");
   return f != nullptr ? f(pid, path, actions, attr, argv, envp) : ENOSYS;
 }
 
-__attribute__((visibility("default"))) int posix_spawnp(pid_t* pid, const char* file,
+__attribute__((visibility("default"))) int posix_spawnp(pid_t* pid,
+                                                        const char* file,
                                                         const posix_spawn_file_actions_t* actions,
-                                                        const posix_spawnattr_t* attr, char* const argv[],
+                                                        const posix_spawnattr_t* attr,
+                                                        char* const argv[],
                                                         char* const envp[]) noexcept {
   RequestWrite();
   auto f = Real<SpawnFn>(g_real_spawnp, "posix_spawnp");

@@ -42,18 +42,24 @@ struct Stream {
 Stream ReadStream(const std::string& path) {
   Stream s;
   stream::StreamReader r;
-  if (!r.Open(path).ok()) return s.read_ok = false, s;
+  if (!r.Open(path).ok())
+    return s.read_ok = false, s;
   s.pid = r.header().pid();
   std::map<uint64_t, std::string> strings, registered;  // Python's nvtx package registers its messages
   schema::Chunk chunk;
   while (true) {
     bool has = false;
-    if (!r.Next(&chunk, &has).ok()) return s.read_ok = false, s;
-    if (!has) break;
-    for (const auto& str : chunk.strings()) strings[str.id()] = str.text();
-    for (const auto& str : chunk.nvtx_strings()) registered[str.id()] = str.text();
+    if (!r.Next(&chunk, &has).ok())
+      return s.read_ok = false, s;
+    if (!has)
+      break;
+    for (const auto& str : chunk.strings())
+      strings[str.id()] = str.text();
+    for (const auto& str : chunk.nvtx_strings())
+      registered[str.id()] = str.text();
     for (const auto& e : chunk.nvtx()) {
-      if (e.kind() != schema::NVTX_EVENT_KIND_PUSH) continue;
+      if (e.kind() != schema::NVTX_EVENT_KIND_PUSH)
+        continue;
       ++s.ranges[e.registered_string_id() != 0 ? registered[e.registered_string_id()] : strings[e.string_id()]];
     }
     if (chunk.has_stats()) {
@@ -68,15 +74,18 @@ Stream ReadStream(const std::string& path) {
 
 std::vector<Stream> ReadAll(const TempDir& dir) {
   std::vector<Stream> out;
-  for (const std::string& f : dir.Find(".gtrace")) out.push_back(ReadStream(f));
+  for (const std::string& f : dir.Find(".gtrace"))
+    out.push_back(ReadStream(f));
   return out;
 }
 
 // The export of `inputs` (a directory or streams): pid -> range name -> count (NVTX push/pop ranges).
 std::map<int64_t, Counts> Exported(const TempDir& dir, std::vector<std::string> inputs = {}) {
   std::map<int64_t, Counts> out;
-  if (inputs.empty()) inputs = {dir.path()};
-  std::string db_path = dir.File("export-" + std::to_string(inputs.size()) + "-" + std::to_string(inputs[0].size()) + ".sqlite");
+  if (inputs.empty())
+    inputs = {dir.path()};
+  std::string db_path =
+      dir.File("export-" + std::to_string(inputs.size()) + "-" + std::to_string(inputs[0].size()) + ".sqlite");
   std::vector<std::string> argv = {test::CliPath(), "export", "-o", db_path};
   argv.insert(argv.end(), inputs.begin(), inputs.end());
   RunResult e = RunProgram(argv);
@@ -99,7 +108,9 @@ RunOptions Traced(const TempDir& dir) {
   return o;
 }
 
-std::string Program() { return test::SamplePath("exit_modes"); }
+std::string Program() {
+  return test::SamplePath("exit_modes");
+}
 
 // A forked child that ends with _exit(0): its stream holds its ranges and says "_exit".
 TEST(ExitPaths, ForkedChildUnderscoreExit) {
@@ -111,7 +122,8 @@ TEST(ExitPaths, ForkedChildUnderscoreExit) {
   std::vector<Stream> s = ReadAll(dir);
   ASSERT_EQ(s.size(), 2u);
   std::map<Counts, Stream> by_ranges;
-  for (const Stream& x : s) by_ranges[x.ranges] = x;
+  for (const Stream& x : s)
+    by_ranges[x.ranges] = x;
   ASSERT_EQ(by_ranges.count(Counts{{"child", 50}}), 1u);
   ASSERT_EQ(by_ranges.count(Counts{{"parent", 50}}), 1u);
   const Stream& child = by_ranges[Counts{{"child", 50}}];
@@ -133,7 +145,8 @@ TEST(ExitPaths, ExecClosesThePreExecStream) {
   std::vector<Stream> s = ReadAll(dir);
   ASSERT_EQ(s.size(), 2u);
   std::map<Counts, Stream> by_ranges;
-  for (const Stream& x : s) by_ranges[x.ranges] = x;
+  for (const Stream& x : s)
+    by_ranges[x.ranges] = x;
   ASSERT_EQ(by_ranges.count(Counts{{"before-exec", 40}}), 1u) << s[0].ranges.size() << " " << s[1].ranges.size();
   ASSERT_EQ(by_ranges.count(Counts{{"target", 40}}), 1u);
   const Stream& before = by_ranges[Counts{{"before-exec", 40}}];
@@ -181,10 +194,12 @@ TEST(ExitPaths, PosixSpawnLosesNothing) {
   std::vector<Stream> s = ReadAll(dir);
   ASSERT_EQ(s.size(), 2u);
   std::map<Counts, Stream> by_ranges;
-  for (const Stream& x : s) by_ranges[x.ranges] = x;
+  for (const Stream& x : s)
+    by_ranges[x.ranges] = x;
   ASSERT_EQ(by_ranges.count(Counts{{"parent", 25}, {"parent-after", 25}}), 1u);
   ASSERT_EQ(by_ranges.count(Counts{{"target", 25}}), 1u);
-  for (const Stream& x : s) EXPECT_EQ(x.close_reason, "exit");
+  for (const Stream& x : s)
+    EXPECT_EQ(x.close_reason, "exit");
   EXPECT_EQ(Exported(dir).size(), 2u);
 }
 
@@ -206,7 +221,8 @@ TEST(ExitPaths, ExportAndInfoShowTheEndReason) {
   EXPECT_NE(rows[0].find("1|process "), std::string::npos) << rows[0];
   EXPECT_NE(rows[0].find(" ended by _exit; its stream is complete"), std::string::npos) << rows[0];
   std::string infos;
-  for (const std::string& f : files) infos += RunProgram({test::CliPath(), "info", f}).out;
+  for (const std::string& f : files)
+    infos += RunProgram({test::CliPath(), "info", f}).out;
   EXPECT_NE(infos.find("closed         yes (_exit)"), std::string::npos) << infos;
   EXPECT_NE(infos.find("closed         yes (exit)"), std::string::npos) << infos;
 }
@@ -230,12 +246,14 @@ TEST(ExitPaths, CutStreamShowsItsLastChunkTime) {
   ASSERT_EQ(e.exit_code, 0) << e.err;
   Db db(dir.File("c.sqlite"));
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:END_REASON'"), "cut");
-  std::optional<std::string> last = db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:LAST_CHUNK_TIME'");
+  std::optional<std::string> last =
+      db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:LAST_CHUNK_TIME'");
   ASSERT_TRUE(last.has_value());
   // The last complete chunk is the one that holds the ranges (or a later clock snapshot).
   int64_t last_ns = std::stoll(*last);
   EXPECT_GE(last_ns, *db.Int("SELECT min(start) FROM NVTX_EVENTS"));
-  EXPECT_EQ(db.Int("SELECT count(*) FROM DIAGNOSTIC_EVENT WHERE text LIKE '%no end marker%' AND timestamp = " + *last), 1);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM DIAGNOSTIC_EVENT WHERE text LIKE '%no end marker%' AND timestamp = " + *last),
+            1);
   RunResult info = RunProgram({test::CliPath(), "info", files[0]});
   EXPECT_NE(info.out.find("closed         no; last complete chunk at +"), std::string::npos) << info.out;
 }
@@ -261,7 +279,9 @@ void ExpectEndedBySignal(const std::string& mode, int sig, const std::string& re
   EXPECT_EQ(Exported(dir), (std::map<int64_t, Counts>{{s[0].pid, {{"before", 20}}}})) << mode;
 }
 
-TEST(ExitPaths, AbortWithoutHandler) { ExpectEndedBySignal("abort", SIGABRT, "abort", schema::END_REASON_ABORT); }
+TEST(ExitPaths, AbortWithoutHandler) {
+  ExpectEndedBySignal("abort", SIGABRT, "abort", schema::END_REASON_ABORT);
+}
 
 TEST(ExitPaths, SegvDefaultAction) {
   ExpectEndedBySignal("segv", SIGSEGV, "signal SIGSEGV", schema::END_REASON_SIGNAL);
@@ -287,7 +307,9 @@ void ExpectExitCode(const std::string& mode, int code, const Counts& ranges, con
 }
 
 // abort() with the application's SIGABRT handler, which calls _exit(42).
-TEST(ExitPaths, AbortWithHandler) { ExpectExitCode("abort_handler", 42, {{"before", 20}}, "_exit"); }
+TEST(ExitPaths, AbortWithHandler) {
+  ExpectExitCode("abort_handler", 42, {{"before", 20}}, "_exit");
+}
 
 // SIGSEGV with a handler that siglongjmps back: the program goes on and exits normally.
 TEST(ExitPaths, SegvHandlerThatLongjmps) {
@@ -295,7 +317,9 @@ TEST(ExitPaths, SegvHandlerThatLongjmps) {
 }
 
 // _exit from a signal handler.
-TEST(ExitPaths, UnderscoreExitFromSignalHandler) { ExpectExitCode("signal_exit", 9, {{"before", 20}}, "_exit"); }
+TEST(ExitPaths, UnderscoreExitFromSignalHandler) {
+  ExpectExitCode("signal_exit", 9, {{"before", 20}}, "_exit");
+}
 
 // Four threads call _exit at the same moment: every thread's ranges are in, exit status 5.
 TEST(ExitPaths, UnderscoreExitFromFourThreadsAtOnce) {
@@ -304,7 +328,8 @@ TEST(ExitPaths, UnderscoreExitFromFourThreadsAtOnce) {
 
 // Python multiprocessing (issue 14's report): four workers x 100 ranges, every start method.
 void ExpectWorkers(const std::string& method, const std::string& kind) {
-  if (RunProgram({"python3", "-c", "import nvtx"}).exit_code != 0) GTEST_SKIP() << "python3 nvtx package missing";
+  if (RunProgram({"python3", "-c", "import nvtx"}).exit_code != 0)
+    GTEST_SKIP() << "python3 nvtx package missing";
   TempDir dir;
   RunOptions o = Traced(dir);
   o.timeout_s = 120;
@@ -315,22 +340,35 @@ void ExpectWorkers(const std::string& method, const std::string& kind) {
   std::multiset<Counts> with_ranges;
   for (const Stream& s : ReadAll(dir)) {
     EXPECT_TRUE(s.read_ok);
-    if (s.ranges.empty()) continue;  // a helper process that loaded NVTX without recording
+    if (s.ranges.empty())
+      continue;  // a helper process that loaded NVTX without recording
     EXPECT_TRUE(s.complete) << s.pid << " " << s.close_reason;
     with_ranges.insert(s.ranges);
   }
-  std::multiset<Counts> expected = {{{"parent", 1}}, {{"work", 100}}, {{"work", 100}}, {{"work", 100}}, {{"work", 100}}};
+  std::multiset<Counts> expected = {
+      {{"parent", 1}}, {{"work", 100}}, {{"work", 100}}, {{"work", 100}}, {{"work", 100}}};
   EXPECT_EQ(with_ranges, expected);
   std::multiset<Counts> exported;
-  for (const auto& [pid, counts] : Exported(dir)) exported.insert(counts);
+  for (const auto& [pid, counts] : Exported(dir))
+    exported.insert(counts);
   EXPECT_EQ(exported, expected);
 }
 
-TEST(ExitPaths, PythonForkProcess) { ExpectWorkers("fork", "process"); }
-TEST(ExitPaths, PythonForkPool) { ExpectWorkers("fork", "pool"); }
-TEST(ExitPaths, PythonSpawnProcess) { ExpectWorkers("spawn", "process"); }
-TEST(ExitPaths, PythonSpawnPool) { ExpectWorkers("spawn", "pool"); }
-TEST(ExitPaths, PythonForkserverPool) { ExpectWorkers("forkserver", "pool"); }
+TEST(ExitPaths, PythonForkProcess) {
+  ExpectWorkers("fork", "process");
+}
+TEST(ExitPaths, PythonForkPool) {
+  ExpectWorkers("fork", "pool");
+}
+TEST(ExitPaths, PythonSpawnProcess) {
+  ExpectWorkers("spawn", "process");
+}
+TEST(ExitPaths, PythonSpawnPool) {
+  ExpectWorkers("spawn", "pool");
+}
+TEST(ExitPaths, PythonForkserverPool) {
+  ExpectWorkers("forkserver", "pool");
+}
 
 }  // namespace
 }  // namespace gt

@@ -46,8 +46,12 @@ void Ranges(const char* name, int n) {
   }
 }
 
-void ExitHandler(int sig) { _exit(sig == SIGUSR1 ? 9 : 42); }
-void JumpHandler(int) { siglongjmp(g_jump, 1); }
+void ExitHandler(int sig) {
+  _exit(sig == SIGUSR1 ? 9 : 42);
+}
+void JumpHandler(int) {
+  siglongjmp(g_jump, 1);
+}
 
 void* ThreadMain(void*) {
   Ranges("thread", g_n);
@@ -115,7 +119,8 @@ int main(int argc, char** argv) {
     pid_t pid = 0;
     int rc = posix_spawn(&pid, self.c_str(), nullptr, nullptr, args, environ);
     int status = 0;
-    if (rc == 0) waitpid(pid, &status, 0);
+    if (rc == 0)
+      waitpid(pid, &status, 0);
     Ranges("parent-after", g_n);
     std::printf("spawn rc %d child status %d\n", rc, WEXITSTATUS(status));
     return 0;
@@ -162,8 +167,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "threads_exit") {
     pthread_t t[4];
-    for (pthread_t& th : t) pthread_create(&th, nullptr, ThreadMain, nullptr);
-    for (pthread_t& th : t) pthread_join(th, nullptr);
+    for (pthread_t& th : t)
+      pthread_create(&th, nullptr, ThreadMain, nullptr);
+    for (pthread_t& th : t)
+      pthread_join(th, nullptr);
     return 1;
   }
   std::fprintf(stderr, "exit_modes: unknown mode %s\n", mode.c_str());
