@@ -8,7 +8,7 @@
 //   spawn            N "parent", posix_spawn(self, "target", N), waits, N "parent-after", exit 0
 //   abort            N "before", abort(): ends by SIGABRT
 //   abort_handler    a SIGABRT handler that calls _exit(42); N "before", abort()
-//   segv             N "before", a NULL write: ends by SIGSEGV (default action)
+//   segv             N "before", a store to a PROT_NONE page: ends by SIGSEGV (default action)
 //   segv_longjmp     a SIGSEGV handler (installed first) that siglongjmps back; N "before", the
 //                    fault, N "after", exit 0
 //   signal_exit      a SIGUSR1 handler that calls _exit(9); N "before", raise(SIGUSR1)
@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +45,12 @@ void Ranges(const char* name, int n) {
     nvtxRangePushA(name);
     nvtxRangePop();
   }
+}
+
+// A store to a page with no access: SIGSEGV (SEGV_ACCERR) without undefined behaviour.
+void Fault() {
+  void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  *static_cast<volatile int*>(page) = 1;
 }
 
 void ExitHandler(int sig) {
@@ -136,7 +143,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "segv") {
     Ranges("before", g_n);
-    *static_cast<volatile int*>(nullptr) = 1;
+    Fault();
     return 0;
   }
   if (mode == "segv_longjmp") {
@@ -146,7 +153,7 @@ int main(int argc, char** argv) {
     sigaction(SIGSEGV, &act, nullptr);  // before the first range: gtrace's handler chains to it
     Ranges("before", g_n);
     if (sigsetjmp(g_jump, 1) == 0) {
-      *static_cast<volatile int*>(nullptr) = 1;
+      Fault();
     }
     Ranges("after", g_n);
     std::printf("recovered\n");
