@@ -105,6 +105,9 @@ std::map<int64_t, Counts> Exported(const TempDir& dir, std::vector<std::string> 
 RunOptions Traced(const TempDir& dir) {
   RunOptions o = test::TracedRun(dir);
   o.timeout_s = 60;
+  // A CI machine under load may not run the drain thread within the default 100 ms; the bound
+  // itself is shown by exit.MarkEnd.BoundedWaitNoDeadlockAndResume.
+  o.env["GTRACE_EXIT_WAIT_MS"] = "2000";
   return o;
 }
 
