@@ -14,7 +14,7 @@ BUILD=${BUILD_DIR:-build-bench}
 ROUNDS=${1:-5}
 ITER=${2:-40}
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGT_BUILD_TESTS=OFF >/dev/null
-cmake --build "$BUILD" -j2 --target exit_bench gtrace gtrace_cli >/dev/null 2>&1 || { echo "build failed: cmake --build $BUILD"; exit 1; }
+cmake --build "$BUILD" -j2 --target exit_bench exit_wait_bench gtrace gtrace_cli >/dev/null 2>&1 || { echo "build failed: cmake --build $BUILD"; exit 1; }
 bin=$BUILD/bin/exit_bench
 lib=$(realpath "$BUILD/lib/libgtrace.so")
 work=$(mktemp -d /tmp/gtrace-exit-bench-XXXXXX)
@@ -35,6 +35,8 @@ for r in $(seq "$ROUNDS"); do
     for m in plain raw gtrace; do run "$p" "$m"; done
   done
 done
+# The bound: MarkEnd with a stalled drain thread (default GTRACE_EXIT_WAIT_MS), 15 repeats.
+wait_line=$("$BUILD/bin/exit_wait_bench" 15)
 # A check that the 1 MiB really reached the streams: one child's stream, complete, 16384 records.
 rm -rf "$work/s"; mkdir -p "$work/s"
 LD_PRELOAD=$lib GTRACE_OUTPUT="$work/s/b-%p" GTRACE_THREAD_BUFFER_KB=4096 "$bin" 1mib 1 >/dev/null
@@ -68,6 +70,11 @@ exit_group system call, which gtrace does not see: the difference gtrace − raw
 |---|---|---|---|---|---|
 $rows
 Check (one 1 MiB child under gtrace, \`gtrace info\`): $check
+
+The bound (\`bench/exit_cost/exit_wait_bench 15\`, in-process: an emitter stalls the drain thread, as
+a slow disk or a lock held by the ending thread would, and gt::MarkEnd — what _exit, exec and abort
+call — is timed; "free" is the same call with the drain thread free and nothing pending):
+\`$wait_line\`
 MD
 echo "== wrote $out"
 cat "$out"
