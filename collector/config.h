@@ -42,6 +42,9 @@ struct Config {
   uint64_t buffer_bytes = 64ull << 20;            // GTRACE_BUFFER_MB: all thread rings together
   uint64_t thread_buffer_bytes = 0;               // GTRACE_THREAD_BUFFER_KB; 0 = buffer_bytes / 128
   uint32_t flush_interval_ms = 500;               // GTRACE_FLUSH_MS: longest time data waits in memory
+  // GTRACE_EXIT_WAIT_MS: longest wait for the writer when the process ends by _exit, exec, abort or
+  // a crash signal (inject/exit/): the process ends then even if the stream is not finished.
+  uint32_t exit_wait_ms = 100;
   std::string manifest_path;                      // GTRACE_MANIFEST: stream paths are appended here
   bool force_overwrite = false;                   // GTRACE_FORCE_OVERWRITE (CLI deletes; library never)
   // GTRACE_TRACE_FORK_BEFORE_EXEC: record in a child that was forked but has not exec'd yet

@@ -237,7 +237,7 @@ void Drainer::EmitWriterDrops(uint64_t records) {
   dropped_total_ += records;
 }
 
-void Drainer::EmitEnd(const std::string& reason, uint64_t bytes_written_before) {
+void Drainer::EmitEnd(const std::string& reason, uint32_t kind, uint32_t signal, uint64_t bytes_written_before) {
   chunk_.Begin(0, 0, 0);
   ProtoWriter& w = chunk_.body();
   w.BeginNested(field::chunk::kStats);
@@ -248,6 +248,8 @@ void Drainer::EmitEnd(const std::string& reason, uint64_t bytes_written_before) 
   w.Varint(field::stream_stats::kThreadsSeen, threads_seen_);
   w.Varint(field::stream_stats::kEndNs, NowNs());
   w.String(field::stream_stats::kCloseReason, reason);
+  if (kind != 0) w.Varint(field::stream_stats::kEndReason, kind);
+  if (signal != 0) w.Varint(field::stream_stats::kEndSignal, signal);
   w.EndNested();
   w.Bool(field::chunk::kEndOfStream, true);
   chunk_.End();

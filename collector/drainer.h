@@ -30,8 +30,9 @@ class Drainer {
   void EmitDiagnostic(uint64_t ts_ns, uint32_t severity, const std::string& source, const std::string& text);
   void EmitNoBufferDrops(uint64_t total_dropped);
   void EmitWriterDrops(uint64_t records);
-  // The end-of-stream chunk.
-  void EmitEnd(const std::string& reason, uint64_t bytes_written_before);
+  // An end-of-stream chunk: `reason` as text and as field::enums::kEnd* `kind` (0: not set) with
+  // `signal` for kEndSignal.
+  void EmitEnd(const std::string& reason, uint32_t kind, uint32_t signal, uint64_t bytes_written_before);
 
   std::string* output() { return chunk_.output(); }
   uint64_t records_total() const { return chunk_.records_total(); }

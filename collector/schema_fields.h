@@ -40,7 +40,8 @@ inline constexpr uint32_t kSource = 1, kTid = 2, kDroppedRecords = 3, kTsNs = 4;
 }
 namespace stream_stats {
 inline constexpr uint32_t kRecordsWritten = 1, kRecordsDropped = 2, kChunksWritten = 3, kBytesWritten = 4,
-                          kThreadsSeen = 5, kEndNs = 6, kCloseReason = 7;
+                          kThreadsSeen = 5, kEndNs = 6, kCloseReason = 7, kEndReason = 8,
+                          kEndSignal = 9;
 }
 namespace diagnostic {
 inline constexpr uint32_t kTsNs = 1, kSeverity = 2, kSource = 3, kText = 4;
@@ -75,6 +76,7 @@ namespace enums {
 inline constexpr uint32_t kClockMonotonic = 1;
 inline constexpr uint32_t kDropThreadBuffer = 1, kDropNoBuffer = 2, kDropCupti = 3, kDropCuptiBuffer = 4,
                           kDropNcclPool = 5, kDropWriter = 6;
+inline constexpr uint32_t kEndExit = 1, kEndUnderscoreExit = 2, kEndExec = 3, kEndAbort = 4, kEndSignal = 5;
 inline constexpr uint32_t kSeverityInfo = 1, kSeverityWarning = 2, kSeverityError = 3;
 inline constexpr uint32_t kNvtxPush = 1, kNvtxPop = 2, kNvtxStart = 3, kNvtxEnd = 4, kNvtxMark = 5,
                           kNvtxNameCategory = 6, kNvtxNameThread = 7, kNvtxDomainDestroy = 8;

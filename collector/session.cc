@@ -2,6 +2,13 @@
 //
 // Lock order: g_start_mutex (session start, fork prepare) -> Session::diag_mutex (leaf).
 // Neither is ever taken on the hot path or by a signal handler.
+//
+// End marks (MarkEnd, issue 14): a process that ends without exit() — _exit, exec, abort, a crash
+// signal — asks the drain thread for everything recorded so far plus an end-of-stream chunk, waits
+// for it (bounded, futex: async-signal-safe), and goes on to end. The drain thread then holds its
+// writes for kEndHoldNs, so an exec or exit_group that follows cannot cut a chunk in half; if the
+// process goes on after all (exec failed: ResumeAfterEnd; a handler longjmp'ed), it writes again and
+// closes the stream once more later — a reader takes the last end-of-stream chunk.
 #include "collector/session.h"
 
 #include <errno.h>
@@ -45,6 +52,11 @@ constexpr int kMaxStartHooks = 8;
 constexpr uint64_t kWriteThresholdBytes = 256u << 10;
 constexpr uint64_t kClockSnapshotIntervalNs = 1000000000ull;
 constexpr int kHandledSignals[] = {SIGTERM, SIGINT};
+// Crash signals: flushed (end mark) before the application's handler or the default action runs.
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+// After an end mark the drain thread writes nothing for this long (or until ResumeAfterEnd): the
+// exec or _exit that follows the mark replaces the process in microseconds to milliseconds.
+constexpr uint64_t kEndHoldNs = 500000000ull;
 
 struct PendingDiagnostic {
   uint64_t ts_ns;
@@ -69,6 +81,11 @@ struct Session {
   std::atomic<uint32_t> flush_done{0};       // futex word: last ticket served
   std::atomic<bool> stop{false};
   std::atomic<int> terminate_signal{0};      // set by a signal handler whose default action kills
+  // Pending end mark, kind | signal << 8 (0: none). Set by MarkEnd (any thread, signal handlers),
+  // taken by the drain thread.
+  std::atomic<uint32_t> end_mark{0};
+  std::atomic<uint32_t> last_end_mark{0};     // the mark the stream ends with now (drain thread)
+  std::atomic<uint64_t> hold_until_ns{0};     // after an end mark: no writes before this (0: none)
   std::atomic<bool> ended{false};
   std::atomic<bool> thread_exited{false};
   std::atomic<bool> thread_started{false};  // the drain thread finished its start-up (first write)
@@ -176,6 +193,39 @@ void FlushDiagnostics(Session* s) {
   for (const PendingDiagnostic& d : pending) s->drainer->EmitDiagnostic(d.ts_ns, d.severity, d.source, d.text);
 }
 
+std::string SignalReason(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return std::string("signal SIG") + (name != nullptr ? name : std::to_string(sig).c_str());
+}
+
+std::string EndMarkReason(uint32_t kind, uint32_t sig) {
+  switch (kind) {
+    case field::enums::kEndUnderscoreExit:
+      return "_exit";
+    case field::enums::kEndExec:
+      return "exec";
+    case field::enums::kEndAbort:
+      return "abort";
+    case field::enums::kEndSignal:
+      return SignalReason(static_cast<int>(sig));
+    default:
+      return "exit";
+  }
+}
+
+// Drain thread: everything recorded so far, an end-of-stream chunk, one write; then hold writes.
+void WriteEndMark(Session* s, uint32_t mark) {
+  uint32_t kind = mark & 0xffu, sig = mark >> 8;
+  FlushDiagnostics(s);
+  s->drainer->DrainOnce(true);
+  if (s->writer_lost_records > 0) s->drainer->EmitWriterDrops(s->writer_lost_records);
+  s->writer_lost_records = 0;
+  s->drainer->EmitEnd(EndMarkReason(kind, sig), kind, sig, s->writer.bytes_written());
+  WriteOutput(s);
+  s->last_end_mark.store(mark, std::memory_order_relaxed);
+  s->hold_until_ns.store(NowNs() + kEndHoldNs, std::memory_order_release);
+}
+
 void* DrainMain(void* arg) {
   auto* s = static_cast<Session*>(arg);
   t_gt_thread.internal = true;
@@ -196,6 +246,22 @@ void* DrainMain(void* arg) {
     int term = s->terminate_signal.load(std::memory_order_acquire);
     bool stopping = s->stop.load(std::memory_order_acquire) || term != 0;
     if (term != 0) g_enabled_sources.store(0, std::memory_order_relaxed);
+    uint32_t mark = s->end_mark.exchange(0, std::memory_order_acq_rel);
+    uint64_t hold = s->hold_until_ns.load(std::memory_order_acquire);
+    if (!stopping && hold != 0) {
+      uint32_t last = s->last_end_mark.load(std::memory_order_relaxed);
+      // abort() raises SIGABRT after its own mark: that is the same end, not a new one.
+      bool abort_signal = last == field::enums::kEndAbort && mark == (field::enums::kEndSignal | (SIGABRT << 8));
+      bool same_mark = mark == 0 || mark == last || abort_signal;
+      if (NowNs() < hold && same_mark) {
+        // The process is ending: write nothing an exec or exit_group could cut. Requests are
+        // answered: the end mark already holds everything recorded before them.
+        s->flush_done.store(ticket, std::memory_order_release);
+        Futex(&s->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+        continue;
+      }
+      s->hold_until_ns.store(0, std::memory_order_release);
+    }
     FlushDiagnostics(s);
     s->drainer->DrainOnce(stopping);
     uint64_t now = NowNs();
@@ -204,19 +270,26 @@ void* DrainMain(void* arg) {
       last_clock = now;
     }
     bool flush_asked = !TicketServed(s->flush_done.load(std::memory_order_relaxed), ticket);
-    if (stopping || flush_asked || s->drainer->output()->size() >= kWriteThresholdBytes ||
+    if (mark != 0 && !stopping) {
+      WriteEndMark(s, mark);
+      last_write = now;
+    } else if (stopping || flush_asked || s->drainer->output()->size() >= kWriteThresholdBytes ||
         now - last_write >= flush_interval_ns) {
       WriteOutput(s);
       last_write = now;
     }
     if (stopping) {
       std::string reason = s->end_reason;
-      if (term != 0) reason = std::string("signal SIG") + (sigabbrev_np(term) ? sigabbrev_np(term) : "?");
+      uint32_t kind = reason == "exit" ? field::enums::kEndExit : 0;
+      if (term != 0) {
+        reason = SignalReason(term);
+        kind = field::enums::kEndSignal;
+      }
       FlushDiagnostics(s);
       s->drainer->DrainOnce(true);
       if (s->writer_lost_records > 0) s->drainer->EmitWriterDrops(s->writer_lost_records);
       s->writer_lost_records = 0;
-      s->drainer->EmitEnd(reason, s->writer.bytes_written());
+      s->drainer->EmitEnd(reason, kind, static_cast<uint32_t>(term), s->writer.bytes_written());
       WriteOutput(s);
       s->writer.Close();
       if (s->drainer->corrupt_records() > 0 || s->drainer->intern_misuse() > 0) {
@@ -262,10 +335,62 @@ void OnSignal(int sig, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
+// SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, on the thread that crashed (or called abort/raise).
+// Async-signal-safe: MarkEnd only posts to the drain thread and waits on a futex (bounded by
+// GTRACE_EXIT_WAIT_MS); on the drain thread itself it does nothing. Then the application's handler
+// runs, or the default action: same signal, same core dump as without gtrace.
+void OnCrashSignal(int sig, siginfo_t* info, void* context) {
+  int saved_errno = errno;
+  MarkEnd(EndKind::kSignal, sig);
+  struct sigaction old = g_old_actions[sig];
+  if (old.sa_flags & SA_RESETHAND) {
+    // The application asked for one delivery only: later ones take the default action.
+    g_old_actions[sig].sa_handler = SIG_DFL;
+    g_old_actions[sig].sa_flags = 0;
+  }
+  errno = saved_errno;
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction != nullptr) {
+      old.sa_sigaction(sig, info, context);
+      return;
+    }
+  } else if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+    old.sa_handler(sig);
+    return;
+  }
+  // The default action. A fault (si_code > 0) re-executes the faulting instruction when this
+  // handler returns and ends the process by the kernel's hand; a sent signal (kill, raise,
+  // abort: si_code <= 0) is raised again, delivered when this handler returns.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  if (info == nullptr || info->si_code <= 0 || sig == SIGABRT) ::raise(sig);
+  errno = saved_errno;
+}
+
+// True when `action` is one of ours: a forked child that starts its own session finds the
+// parent's handlers installed (and the parent's g_old_actions in its copy of memory).
+bool IsOurHandler(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) && (action.sa_sigaction == OnSignal || action.sa_sigaction == OnCrashSignal);
+}
+
 void InstallSignalHandlers() {
+  for (int sig : kCrashSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || IsOurHandler(old)) continue;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
+    g_old_actions[sig] = old;
+    struct sigaction act {};
+    act.sa_sigaction = OnCrashSignal;
+    act.sa_mask = old.sa_mask;
+    // SA_ONSTACK: a stack overflow reaches us only on the application's alternate stack, if any.
+    act.sa_flags = (old.sa_flags & ~(SA_RESETHAND | SA_NODEFER)) | SA_SIGINFO | SA_ONSTACK;
+    if (::sigaction(sig, &act, nullptr) == 0) g_installed[sig] = true;
+  }
   for (int sig : kHandledSignals) {
     struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) != 0) continue;
+    if (::sigaction(sig, nullptr, &old) != 0 || IsOurHandler(old)) continue;
     if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;  // keep "ignored" (survives exec)
     g_old_actions[sig] = old;
     struct sigaction act {};
@@ -365,7 +490,10 @@ Session* StartSession() {
     PrintLine(st.message() + "; tracing disabled, the application runs on");
     return nullptr;
   }
-  if (s->writer.renamed()) PrintLine(WithStreamExtension(path) + " exists; writing " + s->writer.path() + " instead");
+  // A taken name that holds this pid was written by this process before an exec (a pid is not
+  // reused while its process lives): the new image's stream beside it is expected, not news.
+  bool own_pre_exec = s->config.output_pattern.find("%p") != std::string::npos;
+  if (s->writer.renamed() && !own_pre_exec) PrintLine(WithStreamExtension(path) + " exists; writing " + s->writer.path() + " instead");
   s->id = g_session_counter.fetch_add(1, std::memory_order_relaxed) + 1;
   st = s->writer.Append(EncodeStreamPreamble(s->info, s->config, ReadClockPair(), GT_VERSION_STRING));
   if (!st.ok()) {
@@ -567,6 +695,27 @@ void RequestFlush(bool wait, uint32_t timeout_ms) {
   if (s == nullptr || s->ended.load(std::memory_order_acquire) || t_gt_thread.internal) return;
   uint32_t ticket = RequestTicket(s);
   if (wait) WaitForTicket(s, ticket, timeout_ms);
+}
+
+bool MarkEnd(EndKind kind, int sig) {
+  int saved_errno = errno;
+  bool done = false;
+  Session* s = CurrentSession();
+  if (s != nullptr && !t_gt_thread.internal && !s->ended.load(std::memory_order_acquire) &&
+      !s->thread_exited.load(std::memory_order_acquire)) {
+    s->end_mark.store(static_cast<uint32_t>(kind) | (static_cast<uint32_t>(sig) << 8), std::memory_order_release);
+    uint32_t ticket = RequestTicket(s);
+    done = WaitForTicket(s, ticket, s->config.exit_wait_ms);
+  }
+  errno = saved_errno;
+  return done;
+}
+
+void ResumeAfterEnd() {
+  int saved_errno = errno;
+  Session* s = CurrentSession();
+  if (s != nullptr && s->hold_until_ns.exchange(0, std::memory_order_acq_rel) != 0) Wake(s);
+  errno = saved_errno;
 }
 
 void ReportDiagnostic(uint32_t severity, std::string_view source, std::string_view text, bool print) {

@@ -135,6 +135,21 @@ void SetRecording(uint32_t source_bits, bool on);
 // `wait` is true. Must not be called from the drain thread or a signal handler.
 void RequestFlush(bool wait, uint32_t timeout_ms = 5000);
 
+// How a process ends without exit() (schema EndReason; values equal its numbers).
+enum class EndKind : uint32_t { kUnderscoreExit = 2, kExec = 3, kAbort = 4, kSignal = 5 };
+
+// The process is about to end by `kind` (inject/exit/: _exit, exec, abort; crash signals): the
+// drain thread writes everything recorded so far and an end-of-stream chunk saying how (`signal`
+// for kSignal), then holds its writes for 500 ms or until ResumeAfterEnd. Waits at most
+// Config::exit_wait_ms (GTRACE_EXIT_WAIT_MS, default 100). True when the mark was written in time.
+// Any thread, also a signal handler (atomics, a pipe write and a futex wait only); does nothing on
+// gtrace's own threads, without a running session of this pid (a forked or vfork'ed child that
+// has none), or after EndSession. errno is preserved.
+bool MarkEnd(EndKind kind, int signal);
+// The end did not happen (exec failed, a SIGABRT handler returned into the program): the drain
+// thread writes again at once; the stream will be closed again later. Async-signal-safe.
+void ResumeAfterEnd();
+
 // One line for the user (`gtrace: text` on stderr, unless `print` is false) and a Diagnostic in
 // the stream. Slow paths only.
 void ReportDiagnostic(uint32_t severity, std::string_view source, std::string_view text, bool print = true);

@@ -40,6 +40,7 @@ TEST(Config, Defaults) {
   EXPECT_EQ(c.buffer_bytes, 64ull << 20);
   EXPECT_EQ(c.thread_buffer_bytes, 512ull << 10);  // 64 MiB / 128 threads
   EXPECT_EQ(c.flush_interval_ms, 500u);
+  EXPECT_EQ(c.exit_wait_ms, 100u);
   EXPECT_TRUE(c.warnings.empty());
 }
 
@@ -49,15 +50,17 @@ TEST(Config, ValidValues) {
                    {"GTRACE_BUFFER_MB", "8"},
                    {"GTRACE_THREAD_BUFFER_KB", "64"},
                    {"GTRACE_FLUSH_MS", "100"},
+                   {"GTRACE_EXIT_WAIT_MS", "250"},
                    {"GTRACE_MANIFEST", "/tmp/m"}});
   EXPECT_EQ(c.output_pattern, "r_%q{SLURM_PROCID}");
   EXPECT_EQ(c.sources, kSourceNvtx);
   EXPECT_EQ(c.buffer_bytes, 8ull << 20);
   EXPECT_EQ(c.thread_buffer_bytes, 64ull << 10);
   EXPECT_EQ(c.flush_interval_ms, 100u);
+  EXPECT_EQ(c.exit_wait_ms, 250u);
   EXPECT_EQ(c.manifest_path, "/tmp/m");
   EXPECT_TRUE(c.warnings.empty());
-  EXPECT_EQ(c.raw.size(), 6u);
+  EXPECT_EQ(c.raw.size(), 7u);
 }
 
 TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {
@@ -65,6 +68,7 @@ TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {
                    {"GTRACE_BUFFER_MB", "lots"},
                    {"GTRACE_THREAD_BUFFER_KB", "1"},
                    {"GTRACE_FLUSH_MS", "-5"},
+                   {"GTRACE_EXIT_WAIT_MS", "0"},
                    {"GTRACE_FORCE_OVERWRITE", "maybe"},
                    {"GTRACE_OUTPUT", ""},
                    {"GTRACE_TYPO", "1"}});
@@ -73,7 +77,8 @@ TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {
   EXPECT_EQ(c.buffer_bytes, 64ull << 20);
   EXPECT_EQ(c.flush_interval_ms, 500u);
   EXPECT_EQ(c.output_pattern, "gtrace-%h-%p");
-  ASSERT_EQ(c.warnings.size(), 7u);
+  EXPECT_EQ(c.exit_wait_ms, 100u);
+  ASSERT_EQ(c.warnings.size(), 8u);
   std::string all;
   for (auto& w : c.warnings) all += w + "\n";
   EXPECT_NE(all.find("unknown variable GTRACE_TYPO"), std::string::npos) << all;

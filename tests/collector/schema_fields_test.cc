@@ -92,6 +92,8 @@ TEST(SchemaFields, ConstantsMatchDescriptor) {
   EXPECT_FIELD(StreamStats, "threads_seen", field::stream_stats::kThreadsSeen);
   EXPECT_FIELD(StreamStats, "end_ns", field::stream_stats::kEndNs);
   EXPECT_FIELD(StreamStats, "close_reason", field::stream_stats::kCloseReason);
+  EXPECT_FIELD(StreamStats, "end_reason", field::stream_stats::kEndReason);
+  EXPECT_FIELD(StreamStats, "end_signal", field::stream_stats::kEndSignal);
   EXPECT_FIELD(Diagnostic, "ts_ns", field::diagnostic::kTsNs);
   EXPECT_FIELD(Diagnostic, "severity", field::diagnostic::kSeverity);
   EXPECT_FIELD(Diagnostic, "source", field::diagnostic::kSource);
@@ -165,6 +167,11 @@ TEST(SchemaFields, EnumValuesMatchDescriptor) {
   EXPECT_EQ(field::enums::kDropCuptiBuffer, static_cast<uint32_t>(schema::DROP_SOURCE_CUPTI_BUFFER));
   EXPECT_EQ(field::enums::kDropNcclPool, static_cast<uint32_t>(schema::DROP_SOURCE_NCCL_POOL));
   EXPECT_EQ(field::enums::kDropWriter, static_cast<uint32_t>(schema::DROP_SOURCE_WRITER));
+  EXPECT_EQ(field::enums::kEndExit, static_cast<uint32_t>(schema::END_REASON_EXIT));
+  EXPECT_EQ(field::enums::kEndUnderscoreExit, static_cast<uint32_t>(schema::END_REASON_UNDERSCORE_EXIT));
+  EXPECT_EQ(field::enums::kEndExec, static_cast<uint32_t>(schema::END_REASON_EXEC));
+  EXPECT_EQ(field::enums::kEndAbort, static_cast<uint32_t>(schema::END_REASON_ABORT));
+  EXPECT_EQ(field::enums::kEndSignal, static_cast<uint32_t>(schema::END_REASON_SIGNAL));
   EXPECT_EQ(field::enums::kSeverityInfo, static_cast<uint32_t>(schema::DIAGNOSTIC_SEVERITY_INFO));
   EXPECT_EQ(field::enums::kSeverityWarning, static_cast<uint32_t>(schema::DIAGNOSTIC_SEVERITY_WARNING));
   EXPECT_EQ(field::enums::kSeverityError, static_cast<uint32_t>(schema::DIAGNOSTIC_SEVERITY_ERROR));

@@ -76,6 +76,8 @@ int Describe(const std::string& path, bool json) {
               << ",\"local_rank\":" << h.local_rank() << ",\"world_size\":" << h.world_size()
               << ",\"command\":" << q(cmd) << ",\"trace\":" << q(h.trace()) << ",\"bytes\":" << s.file_bytes
               << ",\"chunks\":" << s.chunks << ",\"complete\":" << (s.end_of_stream ? "true" : "false")
+              << ",\"end_reason\":" << q(s.end_of_stream ? stats.close_reason() : std::string("cut"))
+              << ",\"last_chunk_ns\":" << s.last_chunk_ns
               << ",\"truncated_bytes\":" << s.truncated_bytes << ",\"strings\":" << strings
               << ",\"threads\":" << threads << ",\"dropped_records\":" << dropped_total << ",\"events\":{";
     bool first = true;
@@ -105,9 +107,15 @@ int Describe(const std::string& path, bool json) {
   std::cout << "  dropped        " << dropped_total;
   for (auto& [k, v] : drops) std::cout << " (" << k << ": " << v << ")";
   std::cout << "\n";
-  if (has_stats) {
+  if (has_stats && s.end_of_stream) {
     std::cout << "  closed         yes (" << stats.close_reason() << "), " << stats.records_written()
               << " records written\n";
+  } else {
+    // Cut (SIGKILL, or still running): when the kept data ends, relative to the stream's start.
+    uint64_t start = h.start_clock().stream_clock_ns();
+    uint64_t last = s.last_chunk_ns > start ? s.last_chunk_ns - start : 0;
+    std::cout << "  closed         no; last complete chunk at +" << last / 1000000 << " ms ("
+              << s.last_chunk_ns << " ns on the stream clock)\n";
   }
   std::string warning = r.TruncationWarning();
   if (!warning.empty()) std::cout << "  warning        " << warning << "\n";

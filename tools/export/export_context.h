@@ -58,8 +58,9 @@ struct StreamContext {
   std::map<uint32_t, ThreadState> threads;
   uint64_t dropped_records = 0;
   uint64_t clamped_timestamps = 0;
-  bool end_of_stream = false;
-  schema::StreamStats stats;
+  bool end_of_stream = false;  // the last chunk read so far is an end-of-stream chunk
+  schema::StreamStats stats;    // of the last end-of-stream chunk
+  uint64_t last_chunk_ns = 0;   // latest stream-clock time of a complete chunk (base, clock, end)
 
   int64_t GlobalPid() const { return PackGlobalTid(hw_id, pid, 0); }
   // Also marks the thread as used (it gets a ThreadNames row).

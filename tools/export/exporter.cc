@@ -107,7 +107,11 @@ Status CoreChunk(ExportContext& ctx, StreamContext& s, const schema::Chunk& chun
   }
   if (chunk.has_clock()) s.clock_pairs.Add(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
   if (chunk.has_stats()) s.stats = chunk.stats();
-  if (chunk.end_of_stream()) s.end_of_stream = true;
+  s.end_of_stream = chunk.end_of_stream();  // a process that went on after an end mark closes again later
+  uint64_t t = chunk.base_ns();
+  if (chunk.has_clock()) t = std::max<uint64_t>(t, chunk.clock().stream_clock_ns());
+  if (chunk.has_stats()) t = std::max<uint64_t>(t, chunk.stats().end_ns());
+  s.last_chunk_ns = std::max(s.last_chunk_ns, t);
   return Status::Ok();
 }
 
@@ -285,8 +289,20 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
     }
     std::string cut = readers[i]->TruncationWarning();
     if (!cut.empty()) {
+      // At the time of the last complete chunk: what came after it (if anything) is what was lost.
       ctx.Warn(cut);
-      if (!(st = Diagnostic(ctx, sref, ctx.max_time_ns(), 2, cut)).ok()) return fail(st);
+      if (!(st = Diagnostic(ctx, sref, sref.ToSessionNs(sref.last_chunk_ns), 2, cut)).ok()) return fail(st);
+    } else if (sref.stats.end_reason() != schema::END_REASON_EXIT &&
+               sref.stats.end_reason() != schema::END_REASON_UNSPECIFIED) {
+      // Ended without exit() (issue 14): say how, so "worker exited early" and "worker crashed"
+      // read differently from a normal end. Normal exits add no row.
+      std::string text = "process " + std::to_string(sref.pid) + " ended by " + sref.stats.close_reason() +
+                         "; its stream is complete";
+      int64_t severity = sref.stats.end_reason() == schema::END_REASON_UNDERSCORE_EXIT ||
+                                 sref.stats.end_reason() == schema::END_REASON_EXEC
+                             ? 1
+                             : 2;
+      if (!(st = Diagnostic(ctx, sref, sref.ToSessionNs(sref.stats.end_ns()), severity, text)).ok()) return fail(st);
     }
     if (sref.dropped_records > 0) {
       ctx.Warn(sref.path + ": gtrace dropped " + std::to_string(sref.dropped_records) +

@@ -207,6 +207,13 @@ Status WriteSystemTables(ExportContext& ctx, double export_seconds) {
     capture.emplace_back(p + "FLUSH_INTERVAL_MS", std::to_string(h.flush_interval_ms()));
     capture.emplace_back(p + "DROPPED_RECORDS", std::to_string(sp->dropped_records));
     capture.emplace_back(p + "STREAM_COMPLETE", sp->end_of_stream ? "true" : "false");
+    // How the process ended (issue 14): close_reason of its last end-of-stream chunk ("exit",
+    // "_exit", "exec", "abort", "signal SIGSEGV", ...), or "cut" with the session time (ns) of the
+    // last complete chunk when the stream has no end marker (SIGKILL, a crash gtrace did not see).
+    capture.emplace_back(p + "END_REASON", sp->end_of_stream ? sp->stats.close_reason() : std::string("cut"));
+    if (!sp->end_of_stream) {
+      capture.emplace_back(p + "LAST_CHUNK_TIME", std::to_string(sp->ToSessionNs(sp->last_chunk_ns)));
+    }
     for (const schema::KeyValue& kv : h.options()) capture.emplace_back(p + kv.key(), kv.value());
   }
   if (!(st = KeyValues(ctx, "META_DATA_CAPTURE", capture)).ok()) return st;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -124,7 +125,11 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
       pos_ += len;
       chunk_offset_ = at;
       ++summary_.chunks;
-      if (chunk->end_of_stream()) summary_.end_of_stream = true;
+      summary_.end_of_stream = chunk->end_of_stream();
+      uint64_t t = chunk->base_ns();
+      if (chunk->has_clock()) t = std::max<uint64_t>(t, chunk->clock().stream_clock_ns());
+      if (chunk->has_stats()) t = std::max<uint64_t>(t, chunk->stats().end_ns());
+      summary_.last_chunk_ns = std::max(summary_.last_chunk_ns, t);
       *has_chunk = true;
       return Status::Ok();
     }

@@ -18,7 +18,12 @@ namespace gt::stream {
 struct ReadSummary {
   uint64_t file_bytes = 0;
   uint64_t chunks = 0;
-  bool end_of_stream = false;  // the writer closed the stream (StreamStats chunk seen)
+  // The writer closed the stream: the last complete chunk is an end-of-stream chunk. (A process that
+  // went on after an end mark — exec failed — writes chunks after one; only the last counts.)
+  bool end_of_stream = false;
+  // Latest stream-clock time a complete chunk carries (its base_ns, a clock snapshot, the end
+  // time): for a cut stream, about when the data that was kept ends.
+  uint64_t last_chunk_ns = 0;
   bool truncated = false;      // the file ends inside a chunk
   uint64_t truncated_at = 0;   // offset of the incomplete chunk
   uint64_t truncated_bytes = 0;  // bytes from there to the end of the file (lost)
