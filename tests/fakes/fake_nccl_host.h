@@ -158,6 +158,7 @@ class Host {
   void set_gpu_skew_ns(int64_t ns) { gpu_skew_ns_ = ns; }
   void set_nvtx(bool on) { nvtx_ = on; }
   int null_handles() const { return null_handles_.load(); }
+  uint64_t plugin_calls() const { return plugin_calls_.load(); }  // init/start/state/stop/finalize made
 
   // Replays a raw capture (docs/capture.md, frames 9-14) into the plugin NCCL_PROFILER_PLUGIN names,
   // loaded at the recorded ABI version: every init, startEvent (the recorded descriptor bytes, with
@@ -189,6 +190,7 @@ class Host {
   bool nvtx_ = false;
   pid_t pid_ = 0;
   std::atomic<int> null_handles_{0};
+  std::atomic<uint64_t> plugin_calls_{0};
   std::vector<std::unique_ptr<Comm>> comms_;
 };
 

@@ -314,6 +314,40 @@ TEST(FakeNcclCaptureRoundTrip, OffByDefaultAndNotACuptiCapture) {
   EXPECT_NE(r.err.find("not a gtrace raw capture"), std::string::npos) << r.err;
 }
 
+// NCCL's threads racing into the capture's log (4 application + 4 proxy threads, ~25000 calls): it
+// keeps exactly its 16384 slots, in order, and counts every other call.
+TEST(FakeNcclCaptureRoundTrip, FullLogKeepsItsCapacityAndCountsTheRest) {
+  TempDir dir;
+  TracedExport direct =
+      RunAndExport(dir, {SamplePath("fake_nccl_host"), "--scenario", "flood", "--print-calls"},
+                   {{"GTRACE_RAW_CAPTURE_DIR", dir.File("cap")}}, "direct");
+  ASSERT_EQ(direct.run.exit_code, 0) << direct.run.err;
+  size_t at = direct.run.out.find("plugin_calls=");
+  ASSERT_NE(at, std::string::npos) << direct.run.out;
+  uint64_t calls = std::stoull(direct.run.out.substr(at + 13));
+  ASSERT_GT(calls, 16384u + 1000u);
+  std::vector<std::string> caps = NcclCaptures(dir, "cap");
+  ASSERT_EQ(caps.size(), 1u);
+  fake::CaptureFile c;
+  std::string error;
+  ASSERT_TRUE(fake::ReadCaptureFile(caps[0], &c, &error)) << error;
+  EXPECT_FALSE(c.cut);
+  uint64_t kept = 0, last_seq = 0, dropped = 0;
+  for (const auto& f : c.frames) {
+    if (f.type >= gt::rawcap::kFrameNcclInit && f.type <= gt::rawcap::kFrameNcclFinalize) {
+      ++kept;
+      EXPECT_EQ(f.seq, last_seq + 1);  // every slot, in order, none twice
+      last_seq = f.seq;
+    } else if (f.type == gt::rawcap::kFrameNcclDropped) {
+      uint64_t n = As<uint64_t>(f);
+      EXPECT_GT(n, dropped);  // written when it grew
+      dropped = n;
+    }
+  }
+  EXPECT_EQ(kept, 16384u);
+  EXPECT_EQ(kept + dropped, calls);
+}
+
 // --- real NCCL captures -----------------------------------------------------------------------
 
 bool IsDir(const std::string& p) {
