@@ -16,6 +16,11 @@
 // ncclSuccess except `init`, which also succeeds: it switches the plugin off (event mask 0) when
 // the session cannot start.
 //
+// Raw-capture mode (GTRACE_RAW_CAPTURE_DIR, docs/capture.md): the exported wrappers at the end of
+// this file first read rawcap::NcclCaptureOn() (one relaxed load; off, they then call the functions
+// above exactly as before). On, they read the clock once, pass that time in (`now_ns`) and record
+// the call into the capture's lock-free log (inject/rawcap/nccl_capture.h).
+//
 // Handles and pointers NCCL gives back are checked before use: a handle or parentObj is read only
 // when it is one of our pool slots (EventPools::Owns); the context is an index, never dereferenced;
 // and for a proxy op the descriptor's pid is compared with ours before its context or parentObj is
@@ -511,8 +516,7 @@ using gt::rawcap::NcclCapture;
 using gt::rawcap::NcclCaptureOn;
 
 // stopEvent and recordEventState are recorded before the plugin runs (below). Every version shares
-// them,
-// so the capture notes the version of the first init (all inits of a process use one version).
+// them, so the capture notes the version of the first init (all inits of a process use one version).
 std::atomic<uint32_t> g_capture_version{0};
 uint32_t CaptureVersion() { return g_capture_version.load(std::memory_order_relaxed); }
 
