@@ -316,6 +316,25 @@ TEST(FakeNcclCaptureRoundTrip, OffByDefaultAndNotACuptiCapture) {
   EXPECT_NE(r.err.find("not a gtrace raw capture"), std::string::npos) << r.err;
 }
 
+// A capture directory that cannot be made: one line, and the plugin traces on without the capture.
+TEST(FakeNcclCaptureRoundTrip, UnusableDirectoryIsReportedOnceAndTracingGoesOn) {
+  TempDir dir;
+  WriteFile(dir.File("file"), "x");
+  TracedExport direct = RunAndExport(dir, {SamplePath("fake_nccl_host"), "--nccl", "22809", "--scenario", "basic"},
+                                     {{"GTRACE_RAW_CAPTURE_DIR", dir.File("file/sub")}}, "direct");
+  ASSERT_EQ(direct.run.exit_code, 0) << direct.run.err;
+  EXPECT_EQ(direct.run.out, "abi=5 mask=0x7f47 null_handles=0\n");
+  const std::string line = "gtrace: raw capture of NCCL off: cannot create GTRACE_RAW_CAPTURE_DIR";
+  size_t at = direct.run.err.find(line);
+  ASSERT_NE(at, std::string::npos) << direct.run.err;
+  EXPECT_EQ(direct.run.err.find(line, at + 1), std::string::npos) << direct.run.err;
+  EXPECT_TRUE(dir.Find(".gtcap").empty());
+  ASSERT_FALSE(direct.db.empty()) << direct.export_err;
+  Db db(direct.db);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_NCCL_OPERATIONS"), 7);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_NCCL_EVENTS WHERE eventType = 'KernelCh'"), 11);
+}
+
 // NCCL's threads racing into the capture's log (4 application + 4 proxy threads, ~25000 calls): it
 // keeps exactly its 16384 slots, in order, and counts every other call.
 TEST(FakeNcclCaptureRoundTrip, FullLogKeepsItsCapacityAndCountsTheRest) {
