@@ -16,6 +16,11 @@
 // ncclSuccess except `init`, which also succeeds: it switches the plugin off (event mask 0) when
 // the session cannot start.
 //
+// Raw-capture mode (GTRACE_RAW_CAPTURE_DIR, docs/capture.md): the exported wrappers at the end of
+// this file first read rawcap::NcclCaptureOn() (one relaxed load; off, they then call the functions
+// above exactly as before). On, they read the clock once, pass that time in (`now_ns`) and record
+// the call into the capture's lock-free log (inject/rawcap/nccl_capture.h).
+//
 // Handles and pointers NCCL gives back are checked before use: a handle or parentObj is read only
 // when it is one of our pool slots (EventPools::Owns); the context is an index, never dereferenced;
 // and for a proxy op the descriptor's pid is compared with ours before its context or parentObj is
@@ -36,6 +41,7 @@
 #include "inject/nccl/nccl_plugin.h"
 #include "inject/nccl/nccl_record.h"
 #include "inject/nccl/nccl_registry.h"
+#include "inject/rawcap/nccl_capture.h"
 
 namespace gt::nccl {
 namespace {
@@ -74,7 +80,7 @@ uint16_t ContextIndex(const void* context) {
 
 // Common part of startEvent for every version: resolve parent and communicator, take a slot,
 // write the start record. `p` is filled from the descriptor by the version's wrapper.
-Result Start(void* context, void** handle, Pending& p) {
+Result Start(void* context, void** handle, Pending& p, uint64_t now_ns) {
   EventPools* pools = g_pools.load(std::memory_order_acquire);
   if (pools == nullptr || !(p.bit & g_tracked.load(std::memory_order_relaxed))) return abi::kSuccess;
   uint32_t type_index = static_cast<uint32_t>(__builtin_ctz(p.bit));
@@ -118,7 +124,7 @@ Result Start(void* context, void** handle, Pending& p) {
     return abi::kSuccess;
   }
   prefix.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
-  prefix.h.ts_ns = NowNs();
+  prefix.h.ts_ns = now_ns != 0 ? now_ns : NowNs();
   if (wide) {
     p.wide.group_id = group_id;
     RecordCopy(span, 0, &p.wide, sizeof(WideStart));
@@ -329,7 +335,7 @@ void RegisterWithCollector() {
 }
 
 Result Init(uint32_t version, void** context, uint64_t comm_hash, int* activation_mask, const char* comm_name,
-            int n_nodes, int n_ranks, int rank, abi::Logger logfn) noexcept {
+            int n_nodes, int n_ranks, int rank, abi::Logger logfn, uint64_t* init_ts_ns) noexcept {
   if (context != nullptr) *context = nullptr;
   try {
     RegisterWithCollector();
@@ -339,6 +345,7 @@ Result Init(uint32_t version, void** context, uint64_t comm_hash, int* activatio
     if (on) {
       pthread_mutex_lock(&g_init_mutex);
       ConfigureOnce();
+      rawcap::NcclCapture::StartFromEnv();  // GTRACE_RAW_CAPTURE_DIR: once, before the first call is recorded
       bool off = g_off;
       pthread_mutex_unlock(&g_init_mutex);
       mask = off ? 0 : g_tracked.load(std::memory_order_relaxed);
@@ -358,6 +365,7 @@ Result Init(uint32_t version, void** context, uint64_t comm_hash, int* activatio
       info.rank = rank;
       info.plugin_version = version;
       info.init_ts_ns = NowNs();
+      if (init_ts_ns != nullptr) *init_ts_ns = info.init_ts_ns;
       info.init_tid = CurrentTid();
       info.activation_mask = mask;
       index = RegisterComm(info);
@@ -382,7 +390,8 @@ Result Init(uint32_t version, void** context, uint64_t comm_hash, int* activatio
   return abi::kSuccess;
 }
 
-Result StartEventV6(uint32_t version, void* context, void** handle, const abi::EventDescrV6* descr) noexcept {
+Result StartEventV6(uint32_t version, void* context, void** handle, const abi::EventDescrV6* descr,
+                    uint64_t now_ns) noexcept {
   if (!IsEnabled(kSourceNccl)) {
     if (handle != nullptr) *handle = nullptr;
     return abi::kSuccess;
@@ -393,10 +402,10 @@ Result StartEventV6(uint32_t version, void* context, void** handle, const abi::E
   if (descr == nullptr || (descr->type & g_tracked.load(std::memory_order_relaxed)) == 0) return abi::kSuccess;
   Pending p;
   if (!FromV6Layout(descr, version, &p)) return abi::kSuccess;
-  return Start(context, handle, p);
+  return Start(context, handle, p, now_ns);
 }
 
-Result StartEventV4(void* context, void** handle, const abi::EventDescrV4* descr) noexcept {
+Result StartEventV4(void* context, void** handle, const abi::EventDescrV4* descr, uint64_t now_ns) noexcept {
   if (!IsEnabled(kSourceNccl)) {
     if (handle != nullptr) *handle = nullptr;
     return abi::kSuccess;
@@ -406,10 +415,10 @@ Result StartEventV4(void* context, void** handle, const abi::EventDescrV4* descr
   if (descr == nullptr || (descr->type & g_tracked.load(std::memory_order_relaxed)) == 0) return abi::kSuccess;
   Pending p;
   if (!FromV4(descr, &p)) return abi::kSuccess;
-  return Start(context, handle, p);
+  return Start(context, handle, p, now_ns);
 }
 
-Result StopEvent(void* handle) noexcept {
+Result StopEvent(void* handle, uint64_t now_ns) noexcept {
   bool on = IsEnabled(kSourceNccl);
   EventSlot* slot = OwnedSlot(handle);
   if (slot == nullptr) return abi::kSuccess;
@@ -421,7 +430,7 @@ Result StopEvent(void* handle) noexcept {
       r.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
       r.h.aux16 = static_cast<uint16_t>(kKindStop | (slot->type_index() << 8));
       r.h.aux32 = slot->comm_index();
-      r.h.ts_ns = NowNs();
+      r.h.ts_ns = now_ns != 0 ? now_ns : NowNs();
       r.id = slot->id.load(std::memory_order_relaxed);
       uint64_t gpu_stop = slot->stash.load(std::memory_order_relaxed);
       if (gpu_stop != 0) {
@@ -436,7 +445,8 @@ Result StopEvent(void* handle) noexcept {
   return abi::kSuccess;
 }
 
-Result RecordEventState(void* handle, abi::EventState state, const abi::EventStateArgsV4* args) noexcept {
+Result RecordEventState(void* handle, abi::EventState state, const abi::EventStateArgsV4* args,
+                        uint64_t now_ns) noexcept {
   bool on = IsEnabled(kSourceNccl);
   EventSlot* slot = OwnedSlot(handle);
   if (slot == nullptr) return abi::kSuccess;
@@ -454,7 +464,7 @@ Result RecordEventState(void* handle, abi::EventState state, const abi::EventSta
   r.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
   r.h.aux16 = static_cast<uint16_t>(kKindState | (slot->type_index() << 8));
   r.h.aux32 = slot->comm_index();
-  r.h.ts_ns = NowNs();
+  r.h.ts_ns = now_ns != 0 ? now_ns : NowNs();
   r.id = slot->id.load(std::memory_order_relaxed);
   r.state = static_cast<uint32_t>(state);
   if (args != nullptr) {
@@ -466,7 +476,7 @@ Result RecordEventState(void* handle, abi::EventState state, const abi::EventSta
   return abi::kSuccess;
 }
 
-Result Finalize(void* context) noexcept {
+Result Finalize(void* context, uint64_t now_ns) noexcept {
   uint16_t comm = ContextIndex(context);
   if (comm == 0 || !IsEnabled(kSourceNccl)) return abi::kSuccess;
   RecordSpan span;
@@ -476,7 +486,7 @@ Result Finalize(void* context) noexcept {
     h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
     h.aux16 = kKindFinalize;
     h.aux32 = comm;
-    h.ts_ns = NowNs();
+    h.ts_ns = now_ns != 0 ? now_ns : NowNs();
     RecordCopy(span, 0, &h, sizeof(h));
     CommitRecord(span);
   }
@@ -500,33 +510,93 @@ using gt::nccl::abi::EventStateArgsV4;
 using gt::nccl::abi::Logger;
 using gt::nccl::abi::Result;
 
+// Raw-capture mode (inject/rawcap/nccl_capture.h): off, each wrapper costs one relaxed load. On,
+// the wrapper reads the clock once, passes that time to the plugin and records the call with it.
+using gt::rawcap::NcclCapture;
+using gt::rawcap::NcclCaptureOn;
+
+// stopEvent and recordEventState are recorded before the plugin runs (below). Every version shares
+// them, so the capture notes the version of the first init (all inits of a process use one version).
+std::atomic<uint32_t> g_capture_version{0};
+uint32_t CaptureVersion() { return g_capture_version.load(std::memory_order_relaxed); }
+
+Result InitAny(uint32_t version, void** context, uint64_t comm_id, int* mask, const char* name, int n_nodes,
+               int n_ranks, int rank, Logger logfn) noexcept {
+  uint32_t none = 0;
+  g_capture_version.compare_exchange_strong(none, version, std::memory_order_relaxed);
+  uint64_t ts = 0;  // the time init recorded (read after the session started)
+  Result r = gt::nccl::Init(version, context, comm_id, mask, name, n_nodes, n_ranks, rank, logfn, &ts);
+  if (ts == 0) ts = gt::NowNs();
+  if (NcclCaptureOn()) {
+    if (NcclCapture* c = NcclCapture::Instance()) {
+      c->RecordInit(version, ts, comm_id, context != nullptr ? *context : nullptr, n_nodes, n_ranks, rank,
+                    mask != nullptr ? __atomic_load_n(mask, __ATOMIC_RELAXED) : 0, name);
+    }
+  }
+  return r;
+}
 Result InitV6(void** context, uint64_t comm_id, int* mask, const char* name, int n_nodes, int n_ranks, int rank,
               Logger logfn) noexcept {
-  return gt::nccl::Init(6, context, comm_id, mask, name, n_nodes, n_ranks, rank, logfn);
+  return InitAny(6, context, comm_id, mask, name, n_nodes, n_ranks, rank, logfn);
 }
 Result InitV5(void** context, uint64_t comm_id, int* mask, const char* name, int n_nodes, int n_ranks, int rank,
               Logger logfn) noexcept {
-  return gt::nccl::Init(5, context, comm_id, mask, name, n_nodes, n_ranks, rank, logfn);
+  return InitAny(5, context, comm_id, mask, name, n_nodes, n_ranks, rank, logfn);
 }
 Result InitV4(void** context, int* mask, const char* name, uint64_t comm_hash, int n_nodes, int n_ranks, int rank,
               Logger logfn) noexcept {
-  return gt::nccl::Init(4, context, comm_hash, mask, name, n_nodes, n_ranks, rank, logfn);
+  return InitAny(4, context, comm_hash, mask, name, n_nodes, n_ranks, rank, logfn);
 }
+// startEvent is recorded after the plugin returned: the handle is known, and a slot it took was
+// recorded released (stopEvent below records first) before this start is recorded.
 Result StartV6(void* context, void** handle, EventDescrV6* descr) noexcept {
-  return gt::nccl::StartEventV6(6, context, handle, descr);
+  if (!NcclCaptureOn()) [[likely]] return gt::nccl::StartEventV6(6, context, handle, descr);
+  uint64_t ts = gt::NowNs();
+  Result r = gt::nccl::StartEventV6(6, context, handle, descr, ts);
+  if (NcclCapture* c = NcclCapture::Instance()) {
+    c->RecordStart(6, ts, context, handle != nullptr ? *handle : nullptr, descr, sizeof(EventDescrV6));
+  }
+  return r;
 }
 Result StartV5(void* context, void** handle, EventDescrV5* descr) noexcept {
   // The v5 layout is the v6 layout without the copy-engine members; only v5 members are read.
-  return gt::nccl::StartEventV6(5, context, handle, reinterpret_cast<const EventDescrV6*>(descr));
+  if (!NcclCaptureOn()) [[likely]] {
+    return gt::nccl::StartEventV6(5, context, handle, reinterpret_cast<const EventDescrV6*>(descr));
+  }
+  uint64_t ts = gt::NowNs();
+  Result r = gt::nccl::StartEventV6(5, context, handle, reinterpret_cast<const EventDescrV6*>(descr), ts);
+  if (NcclCapture* c = NcclCapture::Instance()) {
+    c->RecordStart(5, ts, context, handle != nullptr ? *handle : nullptr, descr, sizeof(EventDescrV5));
+  }
+  return r;
 }
 Result StartV4(void* context, void** handle, EventDescrV4* descr) noexcept {
-  return gt::nccl::StartEventV4(context, handle, descr);
+  if (!NcclCaptureOn()) [[likely]] return gt::nccl::StartEventV4(context, handle, descr);
+  uint64_t ts = gt::NowNs();
+  Result r = gt::nccl::StartEventV4(context, handle, descr, ts);
+  if (NcclCapture* c = NcclCapture::Instance()) {
+    c->RecordStart(4, ts, context, handle != nullptr ? *handle : nullptr, descr, sizeof(EventDescrV4));
+  }
+  return r;
 }
-Result Stop(void* handle) noexcept { return gt::nccl::StopEvent(handle); }
+Result Stop(void* handle) noexcept {
+  if (!NcclCaptureOn()) [[likely]] return gt::nccl::StopEvent(handle);
+  uint64_t ts = gt::NowNs();
+  if (NcclCapture* c = NcclCapture::Instance()) c->RecordStop(CaptureVersion(), ts, handle);
+  return gt::nccl::StopEvent(handle, ts);
+}
 Result State(void* handle, EventState state, EventStateArgsV4* args) noexcept {
-  return gt::nccl::RecordEventState(handle, state, args);
+  if (!NcclCaptureOn()) [[likely]] return gt::nccl::RecordEventState(handle, state, args);
+  uint64_t ts = gt::NowNs();
+  if (NcclCapture* c = NcclCapture::Instance()) c->RecordState(CaptureVersion(), ts, handle, state, args);
+  return gt::nccl::RecordEventState(handle, state, args, ts);
 }
-Result Fin(void* context) noexcept { return gt::nccl::Finalize(context); }
+Result Fin(void* context) noexcept {
+  if (!NcclCaptureOn()) [[likely]] return gt::nccl::Finalize(context);
+  uint64_t ts = gt::NowNs();
+  if (NcclCapture* c = NcclCapture::Instance()) c->RecordFinalize(CaptureVersion(), ts, context);
+  return gt::nccl::Finalize(context, ts);
+}
 
 }  // namespace
 

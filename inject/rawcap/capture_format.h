@@ -46,6 +46,14 @@ enum FrameType : uint32_t {
   // u64: what cuptiActivityGetNumDroppedRecords(NULL, 0) answered (records CUPTI dropped since
   // the previous query), written only when non-zero.
   kFrameDroppedRecords = 8,
+  // NCCL profiler-plugin input (a separate file, nccl-<pid>.gtcap; inject/rawcap/nccl_capture.h).
+  // Added without a version bump: v1 readers skip them (unknown types), and a CUPTI capture has none.
+  kFrameNcclInit = 9,       // NcclInitRecord: one plugin init (a communicator)
+  kFrameNcclStart = 10,     // NcclCallRecord: startEvent, raw descriptor bytes and the handle returned
+  kFrameNcclState = 11,     // NcclCallRecord: recordEventState, state and raw state-args bytes
+  kFrameNcclStop = 12,      // NcclCallRecord: stopEvent
+  kFrameNcclFinalize = 13,  // NcclCallRecord: finalize (context)
+  kFrameNcclDropped = 14,   // u64: calls not kept so far (log full), written when it grows
 };
 
 struct ActivityBufferHeader {
@@ -104,5 +112,58 @@ struct CaptureEnd {
   uint64_t buffers_dropped;    // buffers not written (capture size limit or write error)
 };
 static_assert(sizeof(CaptureEnd) == 40, "frame layout");
+
+// --- NCCL profiler plugin (frames 9-14) ---------------------------------------------------------
+// Every record is fixed-size, written on NCCL's thread inside the plugin call (capture mode only).
+// Pointers inside a descriptor are the recording process's addresses: handles (parentObj, a
+// Coll/P2p's parentGroup) are replayed through a map of recorded -> live handles; the strings a
+// descriptor points at (func, datatype, algo, proto, syncStrategy) are copied beside it.
+
+// A string member of a descriptor: its byte offset in `raw` and its text (truncated to 27 bytes,
+// always NUL-terminated; NCCL's names are short literals).
+struct NcclStringRef {
+  uint32_t offset;
+  char text[28];
+};
+static_assert(sizeof(NcclStringRef) == 32, "frame layout");
+
+inline constexpr uint32_t kNcclMaxStrings = 5;
+inline constexpr uint32_t kNcclRawBytes = 112;  // sizeof the v5/v6 descriptor (v4: 104)
+
+struct NcclCallRecord {
+  uint64_t ts_ns;         // gtrace's clock: the time the plugin used for this call
+  uint32_t tid;           // OS thread id of NCCL's calling thread
+  uint32_t abi_version;   // 4, 5 or 6: the ncclProfiler_vN NCCL called
+  uint64_t context;       // start/finalize: the context argument (the plugin's, as an address)
+  uint64_t handle;        // start: the handle the plugin returned (0: not tracked); stop/state: the argument
+  int32_t state;          // recordEventState: ncclProfilerEventState_t
+  uint32_t raw_bytes;     // bytes of `raw` used: the descriptor's sizeof (start), 8 (state args), 0
+  uint32_t flags;         // kNccl* bits
+  uint32_t n_strings;     // used entries of `strings`
+  uint8_t raw[kNcclRawBytes];  // start: the descriptor as NCCL passed it; state: the state args
+  NcclStringRef strings[kNcclMaxStrings];
+};
+static_assert(sizeof(NcclCallRecord) == 320, "frame layout");
+
+inline constexpr uint32_t kNcclHasArgs = 1u << 0;  // recordEventState had a non-NULL args pointer
+inline constexpr uint32_t kNcclStringCut = 1u << 1;  // a string was longer than 27 bytes
+
+struct NcclInitRecord {
+  uint64_t ts_ns;
+  uint32_t tid;
+  uint32_t abi_version;      // the version NCCL loaded the plugin as
+  uint64_t comm_hash;        // commId (v5/v6) / commHash (v4)
+  uint64_t context;          // the context the plugin returned
+  int32_t n_nodes;
+  int32_t n_ranks;
+  int32_t rank;
+  int32_t activation_mask;   // what the plugin set *eActivationMask to
+  uint32_t name_bytes;       // strlen(commName), before truncation
+  uint32_t flags;            // kNcclNameNull
+  char comm_name[128];       // truncated, NUL-terminated
+};
+static_assert(sizeof(NcclInitRecord) == 184, "frame layout");
+
+inline constexpr uint32_t kNcclNameNull = 1u << 0;
 
 }  // namespace gt::rawcap

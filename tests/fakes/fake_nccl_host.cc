@@ -347,6 +347,7 @@ Comm* Host::InitComm(const char* name, uint64_t hash, int n_nodes, int n_ranks, 
   if (abi_ == 6) err = v6_->init(&c->context, hash, &event_mask_, arg, n_nodes, n_ranks, rank, Logger);
   if (abi_ == 5) err = v5_->init(&c->context, hash, &event_mask_, arg, n_nodes, n_ranks, rank, Logger);
   if (abi_ == 4) err = v4_->init(&c->context, &event_mask_, arg, hash, n_nodes, n_ranks, rank, Logger);
+  plugin_calls_.fetch_add(1, std::memory_order_relaxed);
   std::fill(transient.begin(), transient.end(), 'X');
   if (err != 0) fprintf(stderr, "fake-nccl: profiler init failed with %d; continuing without profiler\n", err);
   Comm* raw = c.get();
@@ -367,6 +368,7 @@ void Host::FinalizeComm(Comm* comm) {
   if (abi_ == 6) v6_->finalize(comm->context);
   if (abi_ == 5) v5_->finalize(comm->context);
   if (abi_ == 4) v4_->finalize(comm->context);
+  plugin_calls_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void* Host::Start(void* context, const Fields& f) {
@@ -387,6 +389,7 @@ void* Host::Start(void* context, const Fields& f) {
   } else {
     return nullptr;
   }
+  plugin_calls_.fetch_add(1, std::memory_order_relaxed);
   if (handle == reinterpret_cast<void*>(0xbadbad)) {
     fprintf(stderr, "fake-nccl: the plugin left *eHandle unset\n");
     abort();
@@ -400,6 +403,7 @@ void Host::Stop(void* handle) {
   if (abi_ == 6) v6_->stopEvent(handle);
   if (abi_ == 5) v5_->stopEvent(handle);
   if (abi_ == 4) v4_->stopEvent(handle);
+  plugin_calls_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Host::State(void* handle, ncclProfilerEventState_t state, ncclProfilerEventStateArgs_v5_t* args) {
@@ -407,6 +411,7 @@ void Host::State(void* handle, ncclProfilerEventState_t state, ncclProfilerEvent
   if (abi_ == 6) v6_->recordEventState(handle, state, args);
   if (abi_ == 5) v5_->recordEventState(handle, state, args);
   if (abi_ == 4) v4_->recordEventState(handle, state, args);
+  plugin_calls_.fetch_add(1, std::memory_order_relaxed);
 }
 
 uint64_t Host::GpuNow() const { return RealtimeNs() + static_cast<uint64_t>(gpu_skew_ns_); }

@@ -117,6 +117,21 @@ struct Comm {
   std::thread proxy;
 };
 
+// What a replay of a raw NCCL capture did (Host::ReplayCapture, fake_nccl_replay.cc).
+struct ReplayStats {
+  uint64_t inits = 0, starts = 0, states = 0, stops = 0, finalizes = 0;
+  uint64_t threads = 0;            // replay threads (one per recorded NCCL thread)
+  uint64_t handle_mismatches = 0;  // start: the live plugin tracked where the recording did not, or not where it did
+  uint64_t handles_unknown = 0;    // stop/state of a recorded handle the replay never got back
+  uint64_t parents_not_ours = 0;   // parentObj/parentGroup never returned here (PXN: another process's), passed as recorded
+  uint64_t strings_cut = 0;        // descriptors whose strings the capture truncated
+  uint64_t dropped_in_capture = 0; // calls the capture itself could not keep (its log was full)
+};
+// Called by each replay thread with the recorded time just before a plugin call, and with 0 right
+// after (the replay program pins its CLOCK_MONOTONIC for that thread, so the plugin records the
+// very times of the recording).
+using PinClockFn = void (*)(uint64_t ts_ns);
+
 class Host {
  public:
   Host() = default;
@@ -143,6 +158,14 @@ class Host {
   void set_gpu_skew_ns(int64_t ns) { gpu_skew_ns_ = ns; }
   void set_nvtx(bool on) { nvtx_ = on; }
   int null_handles() const { return null_handles_.load(); }
+  uint64_t plugin_calls() const { return plugin_calls_.load(); }  // init/start/state/stop/finalize made
+
+  // Replays a raw capture (docs/capture.md, frames 9-14) into the plugin NCCL_PROFILER_PLUGIN names,
+  // loaded at the recorded ABI version: every init, startEvent (the recorded descriptor bytes, with
+  // handles, strings and the own-process pid re-pointed), recordEventState, stopEvent and finalize,
+  // in recorded order, each on a replay thread standing for the recorded NCCL thread. Call it on a
+  // fresh Host instead of Load. False with *error when the file cannot be read or loaded.
+  bool ReplayCapture(const std::string& path, PinClockFn pin, ReplayStats* stats, std::string* error);
 
   // Raw plugin calls (as NCCL makes them), for tests that need a particular sequence.
   void* Start(void* context, const Fields& f);
@@ -167,6 +190,7 @@ class Host {
   bool nvtx_ = false;
   pid_t pid_ = 0;
   std::atomic<int> null_handles_{0};
+  std::atomic<uint64_t> plugin_calls_{0};
   std::vector<std::unique_ptr<Comm>> comms_;
 };
 

@@ -2,6 +2,7 @@
 // fake_nccl_host.h), for running under LD_PRELOAD=libgtrace.so in tests/nccl.
 //
 //   fake_nccl_host [--nccl 22709|22809|22907] [--scenario NAME] [--skew-ns N] [--nvtx] [--no-finalize]
+//                  [--print-calls]
 //
 // Scenarios (fixed sizes and GPU times, so tests can assert exact rows):
 //   basic    communicator "world" (hash 0x1111, 1 node, 4 ranks, rank 1):
@@ -18,7 +19,10 @@
 //   proxy    an AllReduce with 3 proxy steps per channel, a PXN proxy op of another process, a
 //            proxy-ctrl cycle (run with GTRACE_NCCL_TRACE=default,proxy-step,proxy-ctrl)
 //   ce       (v6) a copy-engine AllGather of 1024 floats, then an AllReduce
-// Prints "abi=N mask=0x.. null_handles=N" at the end.
+//   flood    4 communicators, each driven by its own thread: 600 AllReduces of 1024 floats each (more
+//            plugin calls than the raw capture's log holds)
+// Prints "abi=N mask=0x.. null_handles=N" at the end, and "plugin_calls=N" (every init, start,
+// state, stop and finalize made) with --print-calls.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -85,6 +89,22 @@ void Threads(Host& host, bool finalize) {
   }
 }
 
+void Flood(Host& host, bool finalize) {
+  std::vector<Comm*> comms;
+  for (int k = 0; k < 4; ++k) comms.push_back(host.InitComm("flood", 0xf0 + k, 1, 2, 0));
+  std::vector<std::thread> threads;
+  for (Comm* c : comms) {
+    threads.emplace_back([&host, c] {
+      for (int i = 0; i < 600; ++i) host.Call(c, MakeOp("AllReduce", 1024, "ncclFloat32", 4, 1000));
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (Comm* c : comms) {
+    host.Drain(c);
+    if (finalize) host.FinalizeComm(c);
+  }
+}
+
 void Exhaust(Host& host, bool finalize) {
   Comm* c = host.InitComm("world", 0x2222, 1, 2, 0);
   std::vector<Op> ops(8, MakeOp("AllReduce", 4096, "ncclFloat32", 4, 20000));
@@ -120,6 +140,7 @@ int main(int argc, char** argv) {
   long long skew = 0;
   bool nvtx = false;
   bool finalize = true;
+  bool print_calls = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : ""; };
@@ -133,6 +154,8 @@ int main(int argc, char** argv) {
       nvtx = true;
     } else if (a == "--no-finalize") {
       finalize = false;
+    } else if (a == "--print-calls") {
+      print_calls = true;
     } else {
       fprintf(stderr, "fake_nccl_host: unknown argument %s\n", a.c_str());
       return 2;
@@ -156,10 +179,13 @@ int main(int argc, char** argv) {
     Proxy(host, finalize);
   } else if (scenario == "ce") {
     Ce(host, finalize);
+  } else if (scenario == "flood") {
+    Flood(host, finalize);
   } else {
     fprintf(stderr, "fake_nccl_host: unknown scenario %s\n", scenario.c_str());
     return 2;
   }
   printf("abi=%d mask=0x%x null_handles=%d\n", host.abi(), host.mask(), host.null_handles());
+  if (print_calls) printf("plugin_calls=%llu\n", static_cast<unsigned long long>(host.plugin_calls()));
   return 0;
 }
