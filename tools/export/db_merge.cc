@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "gtrace.pb.h"
@@ -187,6 +188,57 @@ class Merger {
   }
 
  private:
+  // One host+boot+pid in several inputs is accepted only as the images of one process around an exec:
+  // each earlier stream ended by exec (GTRACE_RANKS.endReason) before the next one started. The same
+  // stream twice, or two streams of one pid that overlap in time, are refused. With such images the
+  // sources are merged in start order, so the last image's PROCESSES and ThreadNames rows are the
+  // ones kept (Finish): the name the process had when it ended, as nsys shows a process after exec.
+  Status CheckImages() {
+    // Inputs by the names the user gave (the stream files, not the parts ExportMany converted them to).
+    auto name = [&](size_t i) { return i < o_.input_names.size() ? o_.input_names[i] : sources_[i].path; };
+    std::map<std::tuple<std::string, std::string, int64_t>, std::vector<std::pair<const Proc*, size_t>>> by_pid;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      for (const Proc& p : sources_[i].procs)
+        by_pid[{p.host, p.boot, p.pid}].emplace_back(&p, i);
+    }
+    for (auto& [key, list] : by_pid) {
+      if (list.size() < 2)
+        continue;
+      std::stable_sort(list.begin(), list.end(),
+                       [](const auto& a, const auto& b) { return a.first->start_mono < b.first->start_mono; });
+      for (size_t k = 1; k < list.size(); ++k) {
+        const Proc& a = *list[k - 1].first;
+        const Proc& b = *list[k].first;
+        std::string head = name(list[k].second) + ": process " + std::to_string(b.pid) + " of host " + b.host +
+                           " is in another input too (" + name(list[k - 1].second) + "): ";
+        if (a.start_mono == b.start_mono)
+          return Status::Error(head + "the same stream twice (both start at the same time)");
+        if (a.end_reason != "exec") {
+          return Status::Error(head + "the earlier stream ended by " +
+                               (a.end_reason.empty() ? std::string("an unknown reason") : a.end_reason) +
+                               ", not exec, so the two cannot be images of one process");
+        }
+        if (!a.end_mono.has_value() || *a.end_mono > b.start_mono) {
+          return Status::Error(head + "the two streams overlap in time (the earlier one ended by exec at " +
+                               (a.end_mono.has_value() ? std::to_string(*a.end_mono) : std::string("?")) +
+                               " ns, after the later one started at " + std::to_string(b.start_mono) + " ns)");
+        }
+        exec_images_ = true;
+      }
+    }
+    if (exec_images_) {
+      auto first_start = [](const Source& s) {
+        int64_t t = INT64_MAX;
+        for (const Proc& p : s.procs)
+          t = std::min(t, p.start_mono);
+        return t;
+      };
+      std::stable_sort(sources_.begin(), sources_.end(),
+                       [&](const Source& a, const Source& b) { return first_start(a) < first_start(b); });
+    }
+    return Status::Ok();
+  }
+
   // The merged session: kept (one session) or rebuilt from the clock pairs (several).
   Status Plan() {
     same_session_ = true;
@@ -194,17 +246,9 @@ class Merger {
       if (s.session.empty() || s.session != sources_[0].session)
         same_session_ = false;
     }
-    if (same_session_) {
-      std::set<int64_t> gpids;
-      for (const Source& s : sources_) {
-        for (const Proc& p : s.procs) {
-          if (!gpids.insert(p.gpid).second) {
-            return Status::Error(s.path + ": process " + std::to_string(p.pid) + " of host " + p.host +
-                                 " is in another input too");
-          }
-        }
-      }
-    }
+    Status images = CheckImages();
+    if (!images.ok())
+      return images;
     std::vector<schema::StreamHeader> headers;
     for (Source& s : sources_) {
       for (Proc& p : s.procs) {
@@ -586,6 +630,20 @@ class Merger {
 
   Status Finish(double seconds) {
     Status st;
+    if (exec_images_) {
+      // One row per process and per thread, as nsys keeps one PID across exec: the last image's
+      // (sources were copied in start order, so the highest rowid).
+      for (const auto& [table, key] : {std::pair<const char*, const char*>{"PROCESSES", "globalPid"},
+                                       std::pair<const char*, const char*>{"ThreadNames", "globalTid"}}) {
+        if (created_.count(table) == 0)
+          continue;
+        if (!(st = db_.Exec(std::string("DELETE FROM main.") + table + " WHERE rowid NOT IN (SELECT max(rowid) FROM main." +
+                            table + " GROUP BY " + key + ")"))
+                 .ok()) {
+          return st;
+        }
+      }
+    }
     // Time extent: each source's, moved into the merged session.
     int64_t duration = 0;
     for (size_t i = 0; i < sources_.size(); ++i) {
@@ -681,7 +739,8 @@ class Merger {
         "INSERT INTO GTRACE_RANKS (globalPid, pid, rank, localRank, worldSize, rankSource, hostName, bootId, "
         "hostIndex, clockDomain, streamFile, startMonotonicNs, startRealtimeNs, clockOffsetNs, alignOffsetNs, "
         "alignDriftPpb, alignRefNs, alignMethod, anchors, residualRmsNs, residualMaxNs, alignErrorNs, clockPairs, "
-        "realtimeDriftPpb, sessionId) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "realtimeDriftPpb, sessionId, endReason, endMonotonicNs) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         &st);
     if (ins == nullptr)
       return st;
@@ -701,6 +760,7 @@ class Merger {
         if (plan_.aligned)
           ins->Int(22, pl.align_error_ns);
         ins->Int(23, p.clock_pairs).OptInt(24, p.drift_ppb).Text(25, plan_.session_id);
+        ins->Text(26, p.end_reason).OptInt(27, p.end_mono);
         if (!(st = ins->Run()).ok())
           return st;
       }
@@ -736,6 +796,7 @@ class Merger {
   std::vector<SourceMap> maps_;
   SessionPlan plan_;
   bool same_session_ = true;
+  bool exec_images_ = false;  // some pid is in several inputs as images around an exec (CheckImages)
   SqliteDb db_;
   std::set<std::string> created_;
   std::unordered_map<std::string, int64_t> string_ids_;
