@@ -246,6 +246,15 @@ class Merger {
       if (s.session.empty() || s.session != sources_[0].session)
         same_session_ = false;
     }
+    for (const Source& s : sources_) {
+      for (const Proc& p : s.procs) {
+        if (!same_session_ && !p.corr.is_zero()) {
+          return Status::Error(s.path + ": its clocks were aligned within its own export (session " + s.session +
+                               "); merging it with databases of other exports would mix two alignments. Merge the "
+                               "streams instead, or export the parts with --no-align");
+        }
+      }
+    }
     Status images = CheckImages();
     if (!images.ok())
       return images;
@@ -259,11 +268,6 @@ class Merger {
         h.mutable_start_clock()->set_stream_clock_ns(static_cast<uint64_t>(p.start_mono));
         h.mutable_start_clock()->set_realtime_ns(static_cast<uint64_t>(p.start_real));
         headers.push_back(std::move(h));
-        if (!same_session_ && !p.corr.is_zero()) {
-          return Status::Error(s.path + ": its clocks were aligned within its own export (session " + s.session +
-                               "); merging it with databases of other exports would mix two alignments. Merge the "
-                               "streams instead, or export the parts with --no-align");
-        }
       }
     }
     r_->processes = headers.size();
