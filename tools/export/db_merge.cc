@@ -14,11 +14,11 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <tuple>
 #include <unordered_map>
 
 #include "gtrace.pb.h"
 #include "tools/export/align_session.h"
+#include "tools/export/db_merge_images.h"
 #include "tools/export/db_merge_source.h"
 #include "tools/export/export_context.h"
 #include "tools/export/exporter.h"
@@ -188,57 +188,6 @@ class Merger {
   }
 
  private:
-  // One host+boot+pid in several inputs is accepted only as the images of one process around an exec:
-  // each earlier stream ended by exec (GTRACE_RANKS.endReason) before the next one started. The same
-  // stream twice, or two streams of one pid that overlap in time, are refused. With such images the
-  // sources are merged in start order, so the last image's PROCESSES and ThreadNames rows are the
-  // ones kept (Finish): the name the process had when it ended, as nsys shows a process after exec.
-  Status CheckImages() {
-    // Inputs by the names the user gave (the stream files, not the parts ExportMany converted them to).
-    auto name = [&](size_t i) { return i < o_.input_names.size() ? o_.input_names[i] : sources_[i].path; };
-    std::map<std::tuple<std::string, std::string, int64_t>, std::vector<std::pair<const Proc*, size_t>>> by_pid;
-    for (size_t i = 0; i < sources_.size(); ++i) {
-      for (const Proc& p : sources_[i].procs)
-        by_pid[{p.host, p.boot, p.pid}].emplace_back(&p, i);
-    }
-    for (auto& [key, list] : by_pid) {
-      if (list.size() < 2)
-        continue;
-      std::stable_sort(list.begin(), list.end(),
-                       [](const auto& a, const auto& b) { return a.first->start_mono < b.first->start_mono; });
-      for (size_t k = 1; k < list.size(); ++k) {
-        const Proc& a = *list[k - 1].first;
-        const Proc& b = *list[k].first;
-        std::string head = name(list[k].second) + ": process " + std::to_string(b.pid) + " of host " + b.host +
-                           " is in another input too (" + name(list[k - 1].second) + "): ";
-        if (a.start_mono == b.start_mono)
-          return Status::Error(head + "the same stream twice (both start at the same time)");
-        if (a.end_reason != "exec") {
-          return Status::Error(head + "the earlier stream ended by " +
-                               (a.end_reason.empty() ? std::string("an unknown reason") : a.end_reason) +
-                               ", not exec, so the two cannot be images of one process");
-        }
-        if (!a.end_mono.has_value() || *a.end_mono > b.start_mono) {
-          return Status::Error(head + "the two streams overlap in time (the earlier one ended by exec at " +
-                               (a.end_mono.has_value() ? std::to_string(*a.end_mono) : std::string("?")) +
-                               " ns, after the later one started at " + std::to_string(b.start_mono) + " ns)");
-        }
-        exec_images_ = true;
-      }
-    }
-    if (exec_images_) {
-      auto first_start = [](const Source& s) {
-        int64_t t = INT64_MAX;
-        for (const Proc& p : s.procs)
-          t = std::min(t, p.start_mono);
-        return t;
-      };
-      std::stable_sort(sources_.begin(), sources_.end(),
-                       [&](const Source& a, const Source& b) { return first_start(a) < first_start(b); });
-    }
-    return Status::Ok();
-  }
-
   // The merged session: kept (one session) or rebuilt from the clock pairs (several).
   Status Plan() {
     same_session_ = true;
@@ -255,7 +204,7 @@ class Merger {
         }
       }
     }
-    Status images = CheckImages();
+    Status images = merge::CheckExecImages(&sources_, o_.input_names, &exec_images_);
     if (!images.ok())
       return images;
     std::vector<schema::StreamHeader> headers;
@@ -800,7 +749,7 @@ class Merger {
   std::vector<SourceMap> maps_;
   SessionPlan plan_;
   bool same_session_ = true;
-  bool exec_images_ = false;  // some pid is in several inputs as images around an exec (CheckImages)
+  bool exec_images_ = false;  // some pid is in several inputs as images around an exec (CheckExecImages)
   SqliteDb db_;
   std::set<std::string> created_;
   std::unordered_map<std::string, int64_t> string_ids_;
