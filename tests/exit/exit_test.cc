@@ -159,8 +159,7 @@ TEST(ExitPaths, ExecClosesThePreExecStream) {
   EXPECT_EQ(before.end_reason, schema::END_REASON_EXEC);
   EXPECT_EQ(after.close_reason, "exit");
   EXPECT_EQ(s[0].pid, s[1].pid);  // one process, two images
-  // Each image's stream exports on its own (a merged export of two images of one pid is refused:
-  // docs/guarantees.md, "not yet").
+  // Each image's stream exports on its own; both together: exec_merge_test.cc.
   std::vector<std::string> files = dir.Find(".gtrace");
   std::multiset<Counts> exported;
   for (const std::string& f : files) {

@@ -18,6 +18,7 @@
 
 #include "gtrace.pb.h"
 #include "tools/export/align_session.h"
+#include "tools/export/db_merge_images.h"
 #include "tools/export/db_merge_source.h"
 #include "tools/export/export_context.h"
 #include "tools/export/exporter.h"
@@ -194,17 +195,18 @@ class Merger {
       if (s.session.empty() || s.session != sources_[0].session)
         same_session_ = false;
     }
-    if (same_session_) {
-      std::set<int64_t> gpids;
-      for (const Source& s : sources_) {
-        for (const Proc& p : s.procs) {
-          if (!gpids.insert(p.gpid).second) {
-            return Status::Error(s.path + ": process " + std::to_string(p.pid) + " of host " + p.host +
-                                 " is in another input too");
-          }
+    for (const Source& s : sources_) {
+      for (const Proc& p : s.procs) {
+        if (!same_session_ && !p.corr.is_zero()) {
+          return Status::Error(s.path + ": its clocks were aligned within its own export (session " + s.session +
+                               "); merging it with databases of other exports would mix two alignments. Merge the "
+                               "streams instead, or export the parts with --no-align");
         }
       }
     }
+    Status images = merge::CheckExecImages(&sources_, o_.input_names, &exec_images_);
+    if (!images.ok())
+      return images;
     std::vector<schema::StreamHeader> headers;
     for (Source& s : sources_) {
       for (Proc& p : s.procs) {
@@ -215,11 +217,6 @@ class Merger {
         h.mutable_start_clock()->set_stream_clock_ns(static_cast<uint64_t>(p.start_mono));
         h.mutable_start_clock()->set_realtime_ns(static_cast<uint64_t>(p.start_real));
         headers.push_back(std::move(h));
-        if (!same_session_ && !p.corr.is_zero()) {
-          return Status::Error(s.path + ": its clocks were aligned within its own export (session " + s.session +
-                               "); merging it with databases of other exports would mix two alignments. Merge the "
-                               "streams instead, or export the parts with --no-align");
-        }
       }
     }
     r_->processes = headers.size();
@@ -586,6 +583,20 @@ class Merger {
 
   Status Finish(double seconds) {
     Status st;
+    if (exec_images_) {
+      // One row per process and per thread, as nsys keeps one PID across exec: the last image's
+      // (sources were copied in start order, so the highest rowid).
+      for (const auto& [table, key] : {std::pair<const char*, const char*>{"PROCESSES", "globalPid"},
+                                       std::pair<const char*, const char*>{"ThreadNames", "globalTid"}}) {
+        if (created_.count(table) == 0)
+          continue;
+        if (!(st = db_.Exec(std::string("DELETE FROM main.") + table + " WHERE rowid NOT IN (SELECT max(rowid) FROM main." +
+                            table + " GROUP BY " + key + ")"))
+                 .ok()) {
+          return st;
+        }
+      }
+    }
     // Time extent: each source's, moved into the merged session.
     int64_t duration = 0;
     for (size_t i = 0; i < sources_.size(); ++i) {
@@ -681,7 +692,8 @@ class Merger {
         "INSERT INTO GTRACE_RANKS (globalPid, pid, rank, localRank, worldSize, rankSource, hostName, bootId, "
         "hostIndex, clockDomain, streamFile, startMonotonicNs, startRealtimeNs, clockOffsetNs, alignOffsetNs, "
         "alignDriftPpb, alignRefNs, alignMethod, anchors, residualRmsNs, residualMaxNs, alignErrorNs, clockPairs, "
-        "realtimeDriftPpb, sessionId) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "realtimeDriftPpb, sessionId, endReason, endMonotonicNs) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         &st);
     if (ins == nullptr)
       return st;
@@ -701,6 +713,7 @@ class Merger {
         if (plan_.aligned)
           ins->Int(22, pl.align_error_ns);
         ins->Int(23, p.clock_pairs).OptInt(24, p.drift_ppb).Text(25, plan_.session_id);
+        ins->Text(26, p.end_reason).OptInt(27, p.end_mono);
         if (!(st = ins->Run()).ok())
           return st;
       }
@@ -736,6 +749,7 @@ class Merger {
   std::vector<SourceMap> maps_;
   SessionPlan plan_;
   bool same_session_ = true;
+  bool exec_images_ = false;  // some pid is in several inputs as images around an exec (CheckExecImages)
   SqliteDb db_;
   std::set<std::string> created_;
   std::unordered_map<std::string, int64_t> string_ids_;

@@ -50,7 +50,8 @@ Status ReadSource(const std::string& path, Source* s) {
     st = ForEach(db,
                  "SELECT globalPid, pid, rank, localRank, worldSize, rankSource, hostName, bootId, hostIndex, "
                  "clockDomain, streamFile, startMonotonicNs, startRealtimeNs, clockOffsetNs, alignOffsetNs, "
-                 "alignDriftPpb, alignRefNs, alignMethod, clockPairs, realtimeDriftPpb, sessionId FROM GTRACE_RANKS "
+                 "alignDriftPpb, alignRefNs, alignMethod, clockPairs, realtimeDriftPpb, sessionId, endReason, "
+                 "endMonotonicNs FROM GTRACE_RANKS "
                  "ORDER BY rowid",
                  [&](sqlite3_stmt* q) {
                    Proc p;
@@ -73,6 +74,8 @@ Status ReadSource(const std::string& path, Source* s) {
                    p.clock_pairs = sqlite3_column_int64(q, 18);
                    p.drift_ppb = OptInt(q, 19);
                    s->session = Text(q, 20);
+                   p.end_reason = Text(q, 21);
+                   p.end_mono = OptInt(q, 22);
                    s->procs.push_back(p);
                  });
   }

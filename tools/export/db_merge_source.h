@@ -27,6 +27,8 @@ struct Proc {
   int64_t gpid = 0, pid = 0, host_index = 0, clock_domain = 0;
   std::optional<int64_t> rank, local_rank, world_size, drift_ppb;
   std::string rank_source, host, boot, stream_file, method;
+  std::string end_reason;              // GTRACE_RANKS.endReason: "exec" lets a later image of this pid follow
+  std::optional<int64_t> end_mono;     // GTRACE_RANKS.endMonotonicNs
   int64_t start_mono = 0, start_real = 0, clock_offset = 0, clock_pairs = 0;
   ClockCorrection corr;
   // In the merged session.

@@ -29,7 +29,9 @@ constexpr const char* kRanksDdl = R"sql(CREATE TABLE GTRACE_RANKS (
     alignErrorNs                INTEGER,                               -- Statistical error of its clock domain's correction (ns).
     clockPairs                  INTEGER   NOT NULL,                    -- Clock pairs in the stream used for the drift fit (header + snapshots >= 0.9 s apart).
     realtimeDriftPpb            INTEGER,                               -- Slope of CLOCK_REALTIME - CLOCK_MONOTONIC over them (ns/s; nonzero: the wall clock was stepped or slewed apart); NULL under 3 pairs or 2 s.
-    sessionId                   TEXT      NOT NULL                     -- Shared by every database of one export.
+    sessionId                   TEXT      NOT NULL,                    -- Shared by every database of one export.
+    endReason                   TEXT      NOT NULL,                    -- How the stream ended: its close reason (exit, _exit, exec, abort, signal SIGSEGV, ...) or cut.
+    endMonotonicNs              INTEGER                                -- CLOCK_MONOTONIC (ns) at the end marker, or of the last complete chunk when cut; NULL if none.
 ))sql";
 
 constexpr const char* kAlignmentDdl = R"sql(CREATE TABLE GTRACE_CLOCK_ALIGNMENT (
@@ -69,7 +71,7 @@ Status WriteRankTables(ExportContext& ctx, const SessionPlan& plan) {
       "INSERT INTO GTRACE_RANKS (globalPid, pid, rank, localRank, worldSize, rankSource, hostName, bootId, hostIndex, "
       "clockDomain, streamFile, startMonotonicNs, startRealtimeNs, clockOffsetNs, alignOffsetNs, alignDriftPpb, "
       "alignRefNs, alignMethod, anchors, residualRmsNs, residualMaxNs, alignErrorNs, clockPairs, realtimeDriftPpb, "
-      "sessionId) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      "sessionId, endReason, endMonotonicNs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
       &st);
   if (ins == nullptr)
     return st;
@@ -101,6 +103,11 @@ Status WriteRankTables(ExportContext& ctx, const SessionPlan& plan) {
     if (s.clock_pairs.DriftPpb(&drift))
       ins->Int(24, drift);
     ins->Text(25, plan.session_id);
+    // The merge uses these to accept the two images of one pid around an exec (db_merge.cc, Plan).
+    ins->Text(26, s.end_of_stream ? s.stats.close_reason() : std::string("cut"));
+    uint64_t end_ns = s.end_of_stream ? s.stats.end_ns() : s.last_chunk_ns;
+    if (end_ns != 0)
+      ins->Int(27, static_cast<int64_t>(end_ns));
     if (!(st = ins->Run()).ok())
       return st;
   }
