@@ -135,7 +135,10 @@ TEST(MergedDevices, EachGpuItsOwnDeviceIdAndPerRankAnswers) {
     for (const std::string& sql :
          {"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = " + ordinal,
           "UPDATE TARGET_INFO_CUDA_CONTEXT_INFO SET deviceId = " + ordinal,
-          "UPDATE TARGET_INFO_CUDA_DEVICE SET cudaId = " + ordinal, std::string("DROP TABLE GTRACE_DEVICES")}) {
+          "UPDATE TARGET_INFO_CUDA_DEVICE SET cudaId = " + ordinal, std::string("DROP TABLE GTRACE_DEVICES"),
+          // ... and before GTRACE_RANKS had the end-reason columns (issue 14).
+          std::string("ALTER TABLE GTRACE_RANKS DROP COLUMN endReason"),
+          std::string("ALTER TABLE GTRACE_RANKS DROP COLUMN endMonotonicNs")}) {
       ASSERT_EQ(test::RunProgram({"sqlite3", old, sql}).exit_code, 0) << sql;
     }
     old_dbs.push_back(old);
@@ -149,6 +152,7 @@ TEST(MergedDevices, EachGpuItsOwnDeviceIdAndPerRankAnswers) {
   EXPECT_EQ(merged_old.Rows("SELECT r.rank, k.deviceId, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN GTRACE_RANKS r "
                             "ON r.globalPid = k.globalPid GROUP BY r.rank, k.deviceId ORDER BY r.rank"),
             (Rows{"0|0|60", "1|1|60", "2|2|60", "3|3|60"}));
+  EXPECT_EQ(merged_old.Rows("SELECT DISTINCT endReason, endMonotonicNs IS NULL FROM GTRACE_RANKS"), (Rows{"unknown|1"}));
 
   // Tables only when nsys writes them: no empty table in the merged database.
   test::Db merged(o.output);

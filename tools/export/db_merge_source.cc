@@ -46,13 +46,20 @@ Status ReadSource(const std::string& path, Source* s) {
   if (st.ok() && !has("GTRACE_RANKS")) {
     st = Status::Error(path + ": no GTRACE_RANKS table: not a gtrace export of this version (export its streams)");
   }
+  // Databases written before the end-reason columns existed still merge: their streams' ends are
+  // unknown (so such a process is never taken for the image before an exec).
+  bool has_end_columns = false;
+  for (const auto& [name, sql] : s->tables) {
+    if (name == "GTRACE_RANKS")
+      has_end_columns = sql.find("endReason") != std::string::npos;
+  }
+  const std::string rank_query =
+      std::string("SELECT globalPid, pid, rank, localRank, worldSize, rankSource, hostName, bootId, hostIndex, "
+                  "clockDomain, streamFile, startMonotonicNs, startRealtimeNs, clockOffsetNs, alignOffsetNs, "
+                  "alignDriftPpb, alignRefNs, alignMethod, clockPairs, realtimeDriftPpb, sessionId, ") +
+      (has_end_columns ? "endReason, endMonotonicNs" : "'unknown', NULL") + " FROM GTRACE_RANKS ORDER BY rowid";
   if (st.ok()) {
-    st = ForEach(db,
-                 "SELECT globalPid, pid, rank, localRank, worldSize, rankSource, hostName, bootId, hostIndex, "
-                 "clockDomain, streamFile, startMonotonicNs, startRealtimeNs, clockOffsetNs, alignOffsetNs, "
-                 "alignDriftPpb, alignRefNs, alignMethod, clockPairs, realtimeDriftPpb, sessionId, endReason, "
-                 "endMonotonicNs FROM GTRACE_RANKS "
-                 "ORDER BY rowid",
+    st = ForEach(db, rank_query,
                  [&](sqlite3_stmt* q) {
                    Proc p;
                    p.gpid = sqlite3_column_int64(q, 0);
