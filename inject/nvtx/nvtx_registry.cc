@@ -1,5 +1,8 @@
 #include "inject/nvtx/nvtx_registry.h"
 
+#include <sched.h>
+#include <time.h>
+
 #include <cstring>
 
 #include "collector/chunk_builder.h"
@@ -22,6 +25,34 @@ std::atomic<uint32_t> g_entry_count{0};
 std::atomic<size_t> g_arena_used{0};
 std::atomic<uint64_t> g_overflows{0};
 std::atomic<uint64_t> g_next_dynamic_id{uint64_t{1} << 32};
+
+// Domain creation (application threads, inside nvtxDomainCreate): rare — once per name per NVTX
+// instance — but many threads may create the same name at the same moment (a framework's per-thread
+// initialisation; nvtx.NvtxStress does it from 16). Without a guard, creators that claim slots before
+// any of them is ready each become canonical and the domain is announced several times. A short
+// creation lock keeps them to one canonical entry. It is bounded: a creator that cannot take it within
+// kCreateWaitNs goes on unlocked (then at worst an alias is announced twice), so a signal handler or a
+// forked child that finds it held never hangs.
+std::atomic<bool> g_create_busy{false};
+constexpr uint64_t kCreateWaitNs = 50'000'000;
+
+uint64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool TakeCreateLock() {
+  uint64_t deadline_ns = 0;
+  for (uint32_t spin = 0;; ++spin) {
+    if (!g_create_busy.exchange(true, std::memory_order_acquire)) return true;
+    if (spin < 64) continue;
+    uint64_t now_ns = MonotonicNs();
+    if (deadline_ns == 0) deadline_ns = now_ns + kCreateWaitNs;
+    if (now_ns >= deadline_ns) return false;
+    sched_yield();
+  }
+}
 
 // Drain-thread state (only the drain thread touches these).
 uint64_t g_emitted_session = 0;
@@ -56,7 +87,8 @@ const char* ArenaCopy(const char* text, size_t len) {
   return &g_arena[at];
 }
 
-Domain* CreateDomain(const char* name, uint64_t ts_ns, uint32_t tid) {
+// CreateDomain's work, under the creation lock (or without it after kCreateWaitNs).
+static Domain* CreateDomainLocked(const char* name, uint64_t ts_ns, uint32_t tid) {
   size_t len = strnlen(name, kMaxNameBytes);
   uint32_t n = g_domain_count.load(std::memory_order_acquire);
   for (uint32_t i = 0; i < n; ++i) {
@@ -85,6 +117,13 @@ Domain* CreateDomain(const char* name, uint64_t ts_ns, uint32_t tid) {
     }
   }
   d->ready.store(1, std::memory_order_release);
+  return d;
+}
+
+Domain* CreateDomain(const char* name, uint64_t ts_ns, uint32_t tid) {
+  bool locked = TakeCreateLock();
+  Domain* d = CreateDomainLocked(name, ts_ns, tid);
+  if (locked) g_create_busy.store(false, std::memory_order_release);
   return d;
 }
 

@@ -135,9 +135,9 @@ TEST(NvtxStress, SixteenThreadsEverythingAccountedFor) {
   if (dropped == 0) {
     EXPECT_EQ(range_ids.size(), static_cast<size_t>(kThreads * kStarts));
   }
-  // All threads got the same domain (or, in a rare creation race, an alias of it): one announced.
-  EXPECT_GE(domains_seen, 1u);
-  EXPECT_LE(domains_seen, 2u);
+  // All threads got the same domain: one announced (creation is serialised by a bounded lock; a
+  // TSan run once announced 3 when 16 creators raced without it).
+  EXPECT_EQ(domains_seen, 1u);
   for (auto* d : domains) EXPECT_NE(d, nullptr);
   EXPECT_EQ(strings_seen, static_cast<uint64_t>(kThreads));
 }
