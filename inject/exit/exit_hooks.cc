@@ -258,7 +258,7 @@ __attribute__((visibility("default"))) int posix_spawn(pid_t* pid,
                                                        const posix_spawn_file_actions_t* actions,
                                                        const posix_spawnattr_t* attr,
                                                        char* const argv[],
-                                                       char* const envp[]) noexcept {
+                                                       char* const envp[]) {  // no noexcept: glibc declares it without __THROW (clang rejects the mismatch); nothing here throws
   RequestWrite();
   auto f = Real<SpawnFn>(g_real_spawn, "posix_spawn");
   return f != nullptr ? f(pid, path, actions, attr, argv, envp) : ENOSYS;
@@ -269,7 +269,7 @@ __attribute__((visibility("default"))) int posix_spawnp(pid_t* pid,
                                                         const posix_spawn_file_actions_t* actions,
                                                         const posix_spawnattr_t* attr,
                                                         char* const argv[],
-                                                        char* const envp[]) noexcept {
+                                                        char* const envp[]) {  // no noexcept: glibc declares it without __THROW (clang rejects the mismatch); nothing here throws
   RequestWrite();
   auto f = Real<SpawnFn>(g_real_spawnp, "posix_spawnp");
   return f != nullptr ? f(pid, file, actions, attr, argv, envp) : ENOSYS;
