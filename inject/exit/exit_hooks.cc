@@ -110,6 +110,14 @@ int CountArgs(const char* first, va_list ap) {
   return n;
 }
 
+// Fills argv[0..n) from `arg` and the next n-1 variadic arguments, then the terminating null. A
+// pointer to the caller's va_list, so that execle can read on to envp after the arguments.
+void FillArgv(const char* arg, va_list* ap, int n, char** argv) {
+  for (int i = 0; i < n; ++i)
+    argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(*ap, const char*));
+  argv[n] = nullptr;
+}
+
 void RequestWrite() {
   int saved_errno = errno;
   gt::RequestFlush(false);
@@ -211,10 +219,8 @@ __attribute__((visibility("default"))) int execl(const char* path, const char* a
   va_end(ap);
   char* argv[n + 1];
   va_start(ap, arg);
-  for (int i = 0; i < n; ++i)
-    argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
+  FillArgv(arg, &ap, n, argv);
   va_end(ap);
-  argv[n] = nullptr;
   return execv(path, argv);
 }
 
@@ -225,10 +231,8 @@ __attribute__((visibility("default"))) int execlp(const char* file, const char* 
   va_end(ap);
   char* argv[n + 1];
   va_start(ap, arg);
-  for (int i = 0; i < n; ++i)
-    argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
+  FillArgv(arg, &ap, n, argv);
   va_end(ap);
-  argv[n] = nullptr;
   return execvp(file, argv);
 }
 
@@ -239,13 +243,11 @@ __attribute__((visibility("default"))) int execle(const char* path, const char* 
   va_end(ap);
   char* argv[n + 1];
   va_start(ap, arg);
-  for (int i = 0; i < n; ++i)
-    argv[i] = const_cast<char*>(i == 0 ? arg : va_arg(ap, const char*));
+  FillArgv(arg, &ap, n, argv);
   if (n > 0)
     (void)va_arg(ap, const char*);  // the null after the arguments (arg itself when n == 0)
   char* const* envp = va_arg(ap, char* const*);
   va_end(ap);
-  argv[n] = nullptr;
   return execve(path, argv, envp);
 }
 

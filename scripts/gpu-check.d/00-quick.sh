@@ -18,7 +18,6 @@ set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 00-quick
 name=00-quick
-res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
 
 app=$GT_BUILD/bin/cuda_streams
 gtrace=$GT_BUILD/bin/gtrace

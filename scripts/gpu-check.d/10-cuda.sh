@@ -9,7 +9,6 @@ set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 10-cuda
 name=10-cuda
-res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
 
 app="$GT_BUILD/bin/cuda_streams"
 gtrace="$GT_BUILD/bin/gtrace"

@@ -9,7 +9,6 @@ set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 11-torch
 name=11-torch
-res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
 
 py=$(command -v python3 || true)
 if [ -z "$py" ] || ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then

@@ -14,7 +14,6 @@ set -u
 gt_require_gpu 15-capture
 name=15-capture
 start_s=$SECONDS
-res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
 
 app="$GT_BUILD/bin/capture_scenario"
 gtrace="$GT_BUILD/bin/gtrace"

@@ -16,24 +16,7 @@ set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 30-metrics
 name=30-metrics
-res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
-relay() { while IFS= read -r line; do
-  case "$line" in PASS\ *|FAIL\ *) v=${line%% *}; rest=${line#* }; res "$v" "${rest%%:*}" "${rest#*: }";; esac; done; }
-
-py=$(command -v python3 || true)
-if [ -z "$py" ] || ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  res SKIP all "no PyTorch with CUDA here"
-  exit 0
-fi
-work="$GT_WORK/30-metrics"
-rm -rf "$work" && mkdir -p "$work"
-gtrace="$GT_BUILD/bin/gtrace"
-wl="$GT_SRC/samples/cuda/gpu_metrics_workload.py"
-cmp="$GT_SRC/scripts/gpu-check.d/metrics_compare.py"
-export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
-copy_mib=2048
-nvidia-smi -i "${CUDA_VISIBLE_DEVICES%%,*}" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-grep -i RmProfilingAdminOnly /proc/driver/nvidia/params 2>/dev/null || true
+gt_metrics_setup 30-metrics
 
 # 1. PM sampling at 10 kHz.
 if ! gt_timeout 600 "$gtrace" profile -o "$work/pm" -t cuda,nvtx --gpu-metrics-devices=0 --export=sqlite \

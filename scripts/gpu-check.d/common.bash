@@ -35,3 +35,32 @@ gt_timeout() {
   fi
   timeout -k 5 "$want" "$@"
 }
+
+# res VERDICT CHECK TEXT: one result line "VERDICT <part>/CHECK: TEXT" on stdout and in $GT_RESULTS.
+# The part sets `name` (its label) before its first result.
+res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
+
+# relay: turns the "PASS check: text" / "FAIL check: text" lines a helper script prints into results.
+relay() { while IFS= read -r line; do
+  case "$line" in PASS\ *|FAIL\ *) v=${line%% *}; rest=${line#* }; res "$v" "${rest%%:*}" "${rest#*: }";; esac; done; }
+
+# gt_metrics_setup PART: the setup 30-metrics and 31-metrics-cost share. Ends the part with a SKIP
+# when there is no PyTorch with CUDA; otherwise sets py, work (emptied), gtrace, wl (the workload),
+# cmp (the comparison script), copy_mib and CUDA_VISIBLE_DEVICES, and prints the GPU's clocks and
+# whether profiling is admin-only (both decide what the counters can show).
+gt_metrics_setup() {
+  py=$(command -v python3 || true)
+  if [ -z "$py" ] || ! "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    res SKIP all "no PyTorch with CUDA here"
+    exit 0
+  fi
+  work="$GT_WORK/$1"
+  rm -rf "$work" && mkdir -p "$work"
+  gtrace="$GT_BUILD/bin/gtrace"
+  wl="$GT_SRC/samples/cuda/gpu_metrics_workload.py"
+  cmp="$GT_SRC/scripts/gpu-check.d/metrics_compare.py"
+  export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+  copy_mib=2048
+  nvidia-smi -i "${CUDA_VISIBLE_DEVICES%%,*}" --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  grep -i RmProfilingAdminOnly /proc/driver/nvidia/params 2>/dev/null || true
+}
