@@ -98,7 +98,7 @@ extern "C" __attribute__((visibility("default"))) void gt_pyframes_bench_measure
   int frames = gt::callstack::ReadPythonFrames(g_python, g_scratch, sizeof(g_scratch), &bytes, &truncated);
   std::vector<double> native, python, read;
   for (int rep = 0; rep < kRepetitions; ++rep) {  // alternating: native, python, read
-    gt::RequestFlush(/*wait=*/true);  // empty the ring (untimed): records are kept, not dropped
+    gt::RequestFlush(/*wait=*/true);              // empty the ring (untimed): records are kept, not dropped
     Install(false);
     native.push_back(MeanOfCalls(0));
     gt::RequestFlush(/*wait=*/true);

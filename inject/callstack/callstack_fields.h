@@ -13,8 +13,7 @@ inline constexpr uint32_t kCallStackConfig = 120, kLoadedModules = 121, kModuleU
 }
 namespace callstack_config {
 inline constexpr uint32_t kSpec = 1, kClasses = 2, kMaxFrames = 3, kUnwinderPath = 4, kRuntimeApisSelected = 5,
-                          kDriverApisSelected = 6, kMaxNesting = 7, kPythonBacktrace = 8,
-                          kPythonVersion = 9;
+                          kDriverApisSelected = 6, kMaxNesting = 7, kPythonBacktrace = 8, kPythonVersion = 9;
 }
 namespace callstack_class_threshold {
 inline constexpr uint32_t kApiClass = 1, kThresholdNs = 2;

@@ -37,7 +37,7 @@ struct Tracer {
   uint32_t pid = 0;  // the process that set up; a forked child (CUPTI inert there) records no stacks
   std::string spec_text;
   std::string python_text;
-  PythonRuntime python;       // its layout is nullptr when Python frames are off
+  PythonRuntime python;        // its layout is nullptr when Python frames are off
   std::string python_version;  // "3.11" when they are on
   BacktraceSpec spec;
   Unwinder unwinder;

@@ -88,7 +88,9 @@ size_t CopyString(const PythonRuntime& py, Address s, bool keep_tail, uint8_t* o
     first = count > cap ? count - cap : 0;
   size_t n = 0;
   for (size_t i = first; i < count; ++i) {
-    uint32_t c = kind == 1 ? Load<uint8_t>(data, i) : kind == 2 ? Load<uint16_t>(data, i * 2) : Load<uint32_t>(data, i * 4);
+    uint32_t c = kind == 1   ? Load<uint8_t>(data, i)
+                 : kind == 2 ? Load<uint16_t>(data, i * 2)
+                             : Load<uint32_t>(data, i * 4);
     if (!PutUtf8(c, out, &n, cap))
       break;
   }
@@ -186,11 +188,7 @@ bool FindPython(PythonRuntime* out, std::string* why) {
   return true;
 }
 
-int ReadPythonFrames(const PythonRuntime& py,
-                     uint8_t* out,
-                     size_t capacity,
-                     size_t* bytes_written,
-                     bool* truncated) {
+int ReadPythonFrames(const PythonRuntime& py, uint8_t* out, size_t capacity, size_t* bytes_written, bool* truncated) {
   *bytes_written = 0;
   *truncated = false;
   if (py.layout == nullptr || py.this_thread_state == nullptr)

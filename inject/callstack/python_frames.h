@@ -69,10 +69,6 @@ bool ParsePythonVersion(const char* text, int* major, int* minor);
 // `out` (at most `capacity` bytes). Returns the number of frames; *bytes_written the bytes used;
 // *truncated whether frames were left out (depth or room). 0 frames when the thread has no Python
 // state or is not running Python code.
-int ReadPythonFrames(const PythonRuntime& py,
-                     uint8_t* out,
-                     size_t capacity,
-                     size_t* bytes_written,
-                     bool* truncated);
+int ReadPythonFrames(const PythonRuntime& py, uint8_t* out, size_t capacity, size_t* bytes_written, bool* truncated);
 
 }  // namespace gt::callstack

@@ -23,7 +23,7 @@ namespace gt::callstack {
 
 // How a code object's line table is encoded.
 enum class PyLineTable : uint8_t {
-  kLnotab39,     // 3.9 co_lnotab: (byte increment, signed line increment) pairs; f_lasti in bytes
+  kLnotab39,      // 3.9 co_lnotab: (byte increment, signed line increment) pairs; f_lasti in bytes
   kLinetable310,  // 3.10 co_linetable (PEP 626): (byte delta, signed line delta, -128 = none) pairs
   kLocations311,  // 3.11+ co_linetable (PEP 657 location table): entries of code units
 };
@@ -62,11 +62,11 @@ struct PyLayout {
 };
 
 // Common to 3.9-3.13 (Include/object.h, Include/cpython/unicodeobject.h, bytesobject.h).
-inline constexpr size_t kPyObjectType = 8;       // PyObject.ob_type
-inline constexpr size_t kPyVarObjectSize = 16;   // PyVarObject.ob_size
-inline constexpr size_t kPyUnicodeLength = 16;   // PyASCIIObject.length (code points)
-inline constexpr size_t kPyUnicodeState = 32;    // PyASCIIObject.state: interned:2 kind:3 compact:1 ascii:1
-inline constexpr size_t kPyBytesData = 32;       // PyBytesObject.ob_sval (after ob_shash)
+inline constexpr size_t kPyObjectType = 8;      // PyObject.ob_type
+inline constexpr size_t kPyVarObjectSize = 16;  // PyVarObject.ob_size
+inline constexpr size_t kPyUnicodeLength = 16;  // PyASCIIObject.length (code points)
+inline constexpr size_t kPyUnicodeState = 32;   // PyASCIIObject.state: interned:2 kind:3 compact:1 ascii:1
+inline constexpr size_t kPyBytesData = 32;      // PyBytesObject.ob_sval (after ob_shash)
 
 // The row of 3.<minor>, or nullptr when gtrace does not know it.
 const PyLayout* PyLayoutFor(int major, int minor);

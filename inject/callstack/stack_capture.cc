@@ -132,8 +132,8 @@ void OnApiExit(bool driver, uint32_t cbid, const CUpti_CallbackData* cb) {
   int python_frames = 0;
   if (g_capture.python != nullptr) {
     bool python_truncated = false;
-    python_frames = ReadPythonFrames(*g_capture.python, a->python_scratch, kPythonScratchBytes, &python_bytes,
-                                     &python_truncated);
+    python_frames =
+        ReadPythonFrames(*g_capture.python, a->python_scratch, kPythonScratchBytes, &python_bytes, &python_truncated);
     if (python_truncated)
       flags |= kPythonTruncated;
   }

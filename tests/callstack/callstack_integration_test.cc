@@ -185,9 +185,10 @@ TEST(CallStacks, PythonBacktraceWithoutPythonKeepsNativeStacks) {
   TempDir dir;
   AppRun r = RunApp(dir, {"chain"}, {{"GTRACE_CUDABACKTRACE", "memory:10000000"}, {"GTRACE_PYTHON_BACKTRACE", "cuda"}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
-  EXPECT_EQ(test::GtraceLinesOf(r.run.err),
-            (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=cuda: no Python interpreter in this process "
-                                      "(Py_Version/Py_GetVersion not found); CUDA backtraces keep native frames only"}));
+  EXPECT_EQ(
+      test::GtraceLinesOf(r.run.err),
+      (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=cuda: no Python interpreter in this process "
+                                "(Py_Version/Py_GetVersion not found); CUDA backtraces keep native frames only"}));
   EXPECT_EQ(BacktraceRows(r), 6);
   Db db(r.db);
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:PYTHON_BACKTRACE'"),
@@ -200,7 +201,8 @@ TEST(CallStacks, PythonBacktraceWithoutPythonKeepsNativeStacks) {
 // frames off, the native stacks exactly as without the option.
 TEST(CallStacks, PythonBacktraceOfUnknownVersionIsOffWithOneLine) {
   TempDir dir;
-  test::RunOptions o = test::AppOptions(dir, "run", {{"GTRACE_CUDABACKTRACE", "memory:10000000"}, {"GTRACE_PYTHON_BACKTRACE", "cuda"}});
+  test::RunOptions o =
+      test::AppOptions(dir, "run", {{"GTRACE_CUDABACKTRACE", "memory:10000000"}, {"GTRACE_PYTHON_BACKTRACE", "cuda"}});
   o.preload = false;
   o.env["LD_PRELOAD"] = test::LibraryPath() + ":" + test::BinaryDir() + "/lib/libgt_fake_python_version.so";
   AppRun r;

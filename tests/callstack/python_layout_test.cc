@@ -65,8 +65,8 @@ TEST(PythonLayout, Lnotab39) {
 TEST(PythonLayout, Linetable310) {
   const std::vector<uint8_t> t = {4, 1, 6, 0, 2, 2, 4, static_cast<uint8_t>(-128), 2, static_cast<uint8_t>(-3)};
   auto line = [&](int addr) { return PyAddressToLine(PyLineTable::kLinetable310, t.data(), t.size(), 20, addr); };
-  EXPECT_EQ(line(0), 21);   // [0,4) line 21
-  EXPECT_EQ(line(4), 21);   // [4,10): delta 0, same line
+  EXPECT_EQ(line(0), 21);  // [0,4) line 21
+  EXPECT_EQ(line(4), 21);  // [4,10): delta 0, same line
   EXPECT_EQ(line(9), 21);
   EXPECT_EQ(line(10), 23);  // [10,12) line 23
   EXPECT_EQ(line(12), 0);   // [12,16) no line
@@ -77,16 +77,15 @@ TEST(PythonLayout, Linetable310) {
 // 3.11+ location table (Objects/locations.md): entry = 1 CCCC LLL (code, length-1 code units).
 TEST(PythonLayout, Locations311) {
   const std::vector<uint8_t> t = {
-      0x80 | (13 << 3) | 0, 0x02,              // no columns, line +1, 1 unit  -> units [0,1)  line 31
-      0x80 | (0 << 3) | 2, 0x05,               // short form, same line, 3 units -> [1,4)     line 31
-      0x80 | (11 << 3) | 1, 4, 9,              // one line form, +1, 2 units   -> [4,6)      line 32
-      0x80 | (15 << 3) | 0,                    // no location, 1 unit          -> [6,7)      none
-      0x80 | (14 << 3) | 0, 0x03, 0, 1, 2,     // long form, line -1, 1 unit   -> [7,8)      line 31
-      0x80 | (13 << 3) | 0, 0x40 | 0x08, 0x01,  // no columns, line +(72/2)=+36 (varint 8 | 1<<6), 1 unit -> [8,9) line 67
+      0x80 | (13 << 3) | 0, 0x02,                     // no columns, line +1, 1 unit  -> units [0,1)  line 31
+      0x80 | (0 << 3) | 2,  0x05,                     // short form, same line, 3 units -> [1,4)     line 31
+      0x80 | (11 << 3) | 1, 4,           9,           // one line form, +1, 2 units   -> [4,6)      line 32
+      0x80 | (15 << 3) | 0,                           // no location, 1 unit          -> [6,7)      none
+      0x80 | (14 << 3) | 0, 0x03,        0,    1, 2,  // long form, line -1, 1 unit   -> [7,8)      line 31
+      0x80 | (13 << 3) | 0, 0x40 | 0x08, 0x01,  // no columns, line +(72/2)=+36 (varint 8 | 1<<6), 1 unit -> [8,9) line
+                                                // 67
   };
-  auto line = [&](int unit) {
-    return PyAddressToLine(PyLineTable::kLocations311, t.data(), t.size(), 30, unit * 2);
-  };
+  auto line = [&](int unit) { return PyAddressToLine(PyLineTable::kLocations311, t.data(), t.size(), 30, unit * 2); };
   EXPECT_EQ(line(0), 31);
   EXPECT_EQ(line(1), 31);
   EXPECT_EQ(line(3), 31);

@@ -46,8 +46,8 @@ struct FrameRow {
   int64_t module = 0;
   bool unresolved = false;
   int64_t original_ip = 0;
-  bool python = false;       // a Python frame: originalIP NULL
-  bool eval_loop = false;    // a native frame of CPython's eval loop (Python frames go before the first)
+  bool python = false;     // a Python frame: originalIP NULL
+  bool eval_loop = false;  // a native frame of CPython's eval loop (Python frames go before the first)
   bool operator<(const FrameRow& o) const {
     return std::tie(symbol, module, unresolved, original_ip, python) <
            std::tie(o.symbol, o.module, o.unresolved, o.original_ip, o.python);
@@ -218,9 +218,10 @@ class CallStackExport : public ExportModule {
         {"CUDA_BACKTRACE_UNWINDER", c.unwinder_path()},
         {"CUDA_BACKTRACE_APIS", std::to_string(c.runtime_apis_selected()) + " runtime, " +
                                     std::to_string(c.driver_apis_selected()) + " driver"},
-        {"PYTHON_BACKTRACE", c.python_backtrace().empty()  ? "none"
-                             : c.python_version().empty() ? c.python_backtrace() + " (no Python frames read)"
-                                                          : c.python_backtrace() + " (Python " + c.python_version() + ")"},
+        {"PYTHON_BACKTRACE", c.python_backtrace().empty() ? "none"
+                             : c.python_version().empty()
+                                 ? c.python_backtrace() + " (no Python frames read)"
+                                 : c.python_backtrace() + " (Python " + c.python_version() + ")"},
     };
     for (const auto& [k, v] : rows) {
       if (!(st = ins->Text(1, p + k).Text(2, v).Run()).ok())
@@ -343,7 +344,8 @@ class CallStackExport : public ExportModule {
           .Int(2, r.symbol)
           .Int(3, r.module)
           .OptInt(4, r.unresolved ? std::optional<int64_t>(1) : std::nullopt);
-      ins->OptInt(5, r.python ? std::nullopt : std::optional<int64_t>(r.original_ip)).Int(6, static_cast<int64_t>(depth));
+      ins->OptInt(5, r.python ? std::nullopt : std::optional<int64_t>(r.original_ip))
+          .Int(6, static_cast<int64_t>(depth));
       if (!(st = ins->Run()).ok())
         return st;
     }

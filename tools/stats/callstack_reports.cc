@@ -99,10 +99,11 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
     groups[{StripApiVersionSuffix(calls.Text(0)), caller, python_caller, stack}].push_back(calls.Int(1));
     grand_total += calls.Int(1);
   }
-  table->columns = {
-      NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Num Calls"), NumberColumn("Avg (ns)"),
-      NumberColumn("Med (ns)"), NumberColumn("Max (ns)"),        TextColumn("Name"),        TextColumn("Caller"),
-      TextColumn("Python Caller"), TextColumn("Stack")};
+  table->columns = {NumberColumn("Time (%)"),    NumberColumn("Total Time (ns)"),
+                    NumberColumn("Num Calls"),   NumberColumn("Avg (ns)"),
+                    NumberColumn("Med (ns)"),    NumberColumn("Max (ns)"),
+                    TextColumn("Name"),          TextColumn("Caller"),
+                    TextColumn("Python Caller"), TextColumn("Stack")};
   for (const auto& [key, summary] : SortedSummaries(&groups)) {
     table->rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
                            summary.avg, summary.median, Cell::Int(summary.max), Cell::Text(std::get<0>(key)),
