@@ -196,6 +196,23 @@ TEST(CallStacks, PythonBacktraceWithoutPythonKeepsNativeStacks) {
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUDA_CALLCHAINS WHERE originalIP IS NULL"), 0);
 }
 
+// GTRACE_PYTHON_BACKTRACE alone, or with a value gtrace does not know: one line each, nothing else changes.
+TEST(CallStacks, PythonBacktraceMisuseIsOneLine) {
+  TempDir dir;
+  AppRun alone = RunApp(dir, {"chain"}, {{"GTRACE_PYTHON_BACKTRACE", "cuda"}}, "alone");
+  ASSERT_EQ(alone.run.exit_code, 0) << alone.run.err;
+  EXPECT_EQ(test::GtraceLinesOf(alone.run.err),
+            (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=cuda has no effect without GTRACE_CUDABACKTRACE "
+                                      "(Python frames are added to the stacks it selects)"}));
+  EXPECT_EQ(BacktraceRows(alone), 0);
+  AppRun bad = RunApp(dir, {"chain"}, {{"GTRACE_CUDABACKTRACE", "memory:10000000"}, {"GTRACE_PYTHON_BACKTRACE", "java"}},
+                      "bad");
+  ASSERT_EQ(bad.run.exit_code, 0) << bad.run.err;
+  EXPECT_EQ(test::GtraceLinesOf(bad.run.err),
+            (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=java: expected cuda or none; Python frames are off"}));
+  EXPECT_EQ(BacktraceRows(bad), 6);
+}
+
 // A process that announces a CPython gtrace has no layout for (the test double
 // libgt_fake_python_version.so exports Py_Version = 3.14.0, as CPython 3.14 would): one line, Python
 // frames off, the native stacks exactly as without the option.
