@@ -10,7 +10,9 @@
 // headers in benfred/py-spy src/python_bindings/v3_9_5.rs, v3_10_0.rs, v3_12_0.rs, v3_13_0.rs (py-spy
 // commit of 2025, mirrored for this change), and for 3.11 Debian's python3.11-dev headers
 // (/usr/include/python3.11), which tests/callstack/python_layout_test.cc compares with offsetof when
-// they are installed. Offsets are bytes from the start of the object.
+// they are installed. Offsets are bytes from the start of the object. Every row is exercised end to end
+// by callstack.python_frames.3.N where that interpreter exists (3.9.18-3.13.0 on the machine it was
+// written on).
 //
 // Threads: the tables are constant; the decoders are pure functions (any thread; the hot path calls
 // them on bytes it already bounds-checked).
