@@ -13,7 +13,7 @@ inline constexpr uint32_t kCallStackConfig = 120, kLoadedModules = 121, kModuleU
 }
 namespace callstack_config {
 inline constexpr uint32_t kSpec = 1, kClasses = 2, kMaxFrames = 3, kUnwinderPath = 4, kRuntimeApisSelected = 5,
-                          kDriverApisSelected = 6, kMaxNesting = 7, kPythonBacktrace = 8;
+                          kDriverApisSelected = 6, kMaxNesting = 7, kPythonBacktrace = 8, kPythonVersion = 9;
 }
 namespace callstack_class_threshold {
 inline constexpr uint32_t kApiClass = 1, kThresholdNs = 2;
@@ -26,7 +26,10 @@ namespace module_unload {
 inline constexpr uint32_t kModuleId = 1, kTsNs = 2;
 }
 namespace callstack_def {
-inline constexpr uint32_t kStackId = 1, kAddresses = 2, kTruncated = 3;
+inline constexpr uint32_t kStackId = 1, kAddresses = 2, kTruncated = 3, kPythonFrames = 4, kPythonTruncated = 5;
+}
+namespace python_frame {
+inline constexpr uint32_t kFileId = 1, kFunctionId = 2, kLine = 3;
 }
 namespace cuda_api_backtrace {
 inline constexpr uint32_t kStartDeltaNs = 1, kDurationNs = 2, kKind = 3, kCbid = 4, kCorrelationId = 5, kStackId = 6,

@@ -16,6 +16,7 @@
 #include "inject/callstack/backtrace_spec.h"
 #include "inject/callstack/callstack_fields.h"
 #include "inject/callstack/module_map.h"
+#include "inject/callstack/python_frames.h"
 #include "inject/callstack/stack_capture.h"
 #include "inject/callstack/stack_decoder.h"
 #include "inject/callstack/unwinder.h"
@@ -36,6 +37,8 @@ struct Tracer {
   uint32_t pid = 0;  // the process that set up; a forked child (CUPTI inert there) records no stacks
   std::string spec_text;
   std::string python_text;
+  PythonRuntime python;        // its layout is nullptr when Python frames are off
+  std::string python_version;  // "3.11" when they are on
   BacktraceSpec spec;
   Unwinder unwinder;
   // Callback names by id (CUPTI's static strings, looked up at set-up so the drain thread never calls
@@ -92,6 +95,7 @@ void WriteConfig(Tracer* t, ChunkBuilder* chunk) {
   w.Varint(f::kDriverApisSelected, t->driver_selected);
   w.Varint(f::kMaxNesting, kMaxNesting);
   w.StringIfNonEmpty(f::kPythonBacktrace, t->python_text);
+  w.StringIfNonEmpty(f::kPythonVersion, t->python_version);
   w.EndNested();
   // Chunk.callstack_config is singular: close this chunk.
   chunk->End();
@@ -159,14 +163,19 @@ void SetUpBacktraces(const cupti::CuptiApi* api, CUpti_SubscriberHandle subscrib
   const char* spec_env = getenv("GTRACE_CUDABACKTRACE");
   const char* python_env = getenv("GTRACE_PYTHON_BACKTRACE");
   std::string python = python_env != nullptr ? python_env : "";
-  if (!python.empty() && python != "none" && python != "false" && python != "0") {
+  bool python_on = python == "cuda";
+  if (!python.empty() && !python_on && python != "none" && python != "false" && python != "0") {
     ReportDiagnostic(field::enums::kSeverityWarning, "callstack",
-                     "GTRACE_PYTHON_BACKTRACE=" + python +
-                         ": Python frames are not captured (not safe inside a CUDA API callback; see "
-                         "docs/callstacks.md); CUDA backtraces keep native frames only");
+                     "GTRACE_PYTHON_BACKTRACE=" + python + ": expected cuda or none; Python frames are off");
   }
-  if (spec_env == nullptr || *spec_env == '\0')
+  if (spec_env == nullptr || *spec_env == '\0') {
+    if (python_on) {
+      ReportDiagnostic(field::enums::kSeverityWarning, "callstack",
+                       "GTRACE_PYTHON_BACKTRACE=cuda has no effect without GTRACE_CUDABACKTRACE (Python frames "
+                       "are added to the stacks it selects)");
+    }
     return;
+  }
   BacktraceSpec spec;
   std::string error;
   if (!ParseBacktraceSpec(spec_env, &spec, &error)) {
@@ -191,6 +200,15 @@ void SetUpBacktraces(const cupti::CuptiApi* api, CUpti_SubscriberHandle subscrib
     delete t;
     return;
   }
+  if (python_on) {
+    std::string why;
+    if (FindPython(&t->python, &why)) {
+      t->python_version = std::to_string(t->python.major) + "." + std::to_string(t->python.minor);
+    } else {
+      ReportDiagnostic(field::enums::kSeverityWarning, "callstack",
+                       "GTRACE_PYTHON_BACKTRACE=cuda: " + why + "; CUDA backtraces keep native frames only");
+    }
+  }
   static uint8_t runtime_class[kMaxCbid], driver_class[kMaxCbid];
   for (int d = 0; d < 2; ++d) {
     CUpti_CallbackDomain domain = d == 0 ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
@@ -214,7 +232,8 @@ void SetUpBacktraces(const cupti::CuptiApi* api, CUpti_SubscriberHandle subscrib
   AddSkipRange(reinterpret_cast<const void*>(&SetUpBacktraces), begin, end, &skips);  // gtrace itself
   AddSkipRange(reinterpret_cast<const void*>(api->GetVersion), begin, end, &skips);   // CUPTI
   AddSkipRange(reinterpret_cast<const void*>(t->unwinder.backtrace), begin, end, &skips);
-  if (!InstallCapture(spec, t->unwinder.backtrace, runtime_class, driver_class, begin, end, skips)) {
+  if (!InstallCapture(spec, t->unwinder.backtrace, runtime_class, driver_class, begin, end, skips,
+                      t->python.layout != nullptr ? &t->python : nullptr)) {
     Off("cannot reserve the per-thread capture areas");
     delete t;
     return;

@@ -16,7 +16,8 @@ bool InstallCapture(const BacktraceSpec& spec,
                     const uint8_t* driver_class,
                     const uintptr_t* skip_begin,
                     const uintptr_t* skip_end,
-                    int skip_count) {
+                    int skip_count,
+                    const PythonRuntime* python) {
   uint32_t count = ThreadBufferCount();
   if (count == 0 || backtrace == nullptr)
     return false;
@@ -39,6 +40,7 @@ bool InstallCapture(const BacktraceSpec& spec,
     g_capture.skip_begin[i] = skip_begin[i];
     g_capture.skip_end[i] = skip_end[i];
   }
+  g_capture.python = python;
   g_capture.active.store(true, std::memory_order_release);
   return true;
 }
@@ -123,8 +125,21 @@ void OnApiExit(bool driver, uint32_t cbid, const CUpti_CallbackData* cb) {
     kept = kMaxFrames;
     flags = kStackTruncated;
   }
+  // Python frames are read here, at exit, and only for a call that is kept: the thread never left
+  // the native call, so its Python frames are those of the entry, and calls under the threshold pay
+  // nothing for them.
+  size_t python_bytes = 0;
+  int python_frames = 0;
+  if (g_capture.python != nullptr) {
+    bool python_truncated = false;
+    python_frames =
+        ReadPythonFrames(*g_capture.python, a->python_scratch, kPythonScratchBytes, &python_bytes, &python_truncated);
+    if (python_truncated)
+      flags |= kPythonTruncated;
+  }
   RecordSpan span;
-  size_t bytes = kStackRecordFramesOffset + static_cast<size_t>(kept) * sizeof(uint64_t);
+  size_t frames_bytes = static_cast<size_t>(kept) * sizeof(uint64_t);
+  size_t bytes = kStackRecordFramesOffset + frames_bytes + python_bytes;
   if (!BeginRecord(bytes, &span))
     return;  // counted by the ring
   struct {
@@ -148,9 +163,13 @@ void OnApiExit(bool driver, uint32_t cbid, const CUpti_CallbackData* cb) {
     std::memcpy(&rv, cb->functionReturnValue, sizeof(rv));
     head.f.return_value = static_cast<uint32_t>(rv);
   }
+  head.f.python_frames = static_cast<uint16_t>(python_frames);
   head.f.reserved = 0;
+  head.f.python_bytes = static_cast<uint32_t>(python_bytes);
   RecordCopy(span, 0, &head, sizeof(head));
-  RecordCopy(span, kStackRecordFramesOffset, &s.frames[first], static_cast<size_t>(kept) * sizeof(uint64_t));
+  RecordCopy(span, kStackRecordFramesOffset, &s.frames[first], frames_bytes);
+  if (python_bytes > 0)
+    RecordCopy(span, kStackRecordFramesOffset + frames_bytes, a->python_scratch, python_bytes);
   CommitRecord(span);
 }
 

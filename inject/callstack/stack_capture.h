@@ -23,6 +23,7 @@
 
 #include "collector/session.h"
 #include "inject/callstack/backtrace_spec.h"
+#include "inject/callstack/python_frames.h"
 #include "inject/callstack/unwinder.h"
 
 namespace gt::callstack {
@@ -51,6 +52,9 @@ struct alignas(64) CaptureArea {
   std::atomic<uint64_t> nesting_overflow;  // written by the owner only (load + store), read by the drain thread
   std::atomic<uint64_t> unwind_failures;
   CaptureSlot slots[kMaxNesting];
+  // --python-backtrace=cuda: the packed Python frames of the call being recorded (used only between
+  // reading them and copying them into the ring record, in one exit callback).
+  uint8_t python_scratch[kPythonScratchBytes];
 };
 
 // Read by the hot path; written by Install (before any callback of a selected API is enabled).
@@ -66,32 +70,40 @@ struct CaptureState {
   uintptr_t skip_begin[kMaxSkipRanges];  // leading frames inside these ranges are not kept
   uintptr_t skip_end[kMaxSkipRanges];
   int skip_count;
+  const PythonRuntime* python;  // --python-backtrace=cuda: the interpreter to read (nullptr: off)
 };
 extern CaptureState g_capture;
 
 // The ring record (RecordType kRecordCallStack). Head: RecordHeader{aux16 = kept frame count,
-// aux32 = correlation id, ts_ns = entry}, then this fixed part, then the frames (8 bytes each).
+// aux32 = correlation id, ts_ns = entry}, then this fixed part, then the frames (8 bytes each), then
+// `python_bytes` of packed Python frames (PackedPythonFrame + text each, innermost first).
 struct StackRecordFixed {
   uint64_t duration_ns;
   uint16_t cbid;
   uint8_t driver;
-  uint8_t flags;  // kStackTruncated
+  uint8_t flags;  // kStackTruncated, kPythonTruncated
   uint32_t return_value;
-  uint64_t reserved;
+  uint16_t python_frames;
+  uint16_t reserved;
+  uint32_t python_bytes;
 };
 inline constexpr uint8_t kStackTruncated = 1;
+inline constexpr uint8_t kPythonTruncated = 2;
 inline constexpr size_t kStackRecordFramesOffset = sizeof(RecordHeader) + sizeof(StackRecordFixed);
 static_assert(kStackRecordFramesOffset == 40);
-static_assert(kStackRecordFramesOffset + kMaxFrames * sizeof(uint64_t) <= kMaxRecordBytes);
+static_assert(kStackRecordFramesOffset + kMaxFrames * sizeof(uint64_t) + kPythonScratchBytes <= kMaxRecordBytes);
 
 // Sets up the state (areas sized to the ring pool). False when the areas cannot be reserved.
+// `python`: the interpreter whose frames are added to each kept stack (nullptr: native frames only);
+// it must outlive the capture.
 bool InstallCapture(const BacktraceSpec& spec,
                     BacktraceFn backtrace,
                     const uint8_t* runtime_class,
                     const uint8_t* driver_class,
                     const uintptr_t* skip_begin,
                     const uintptr_t* skip_end,
-                    int skip_count);
+                    int skip_count,
+                    const PythonRuntime* python = nullptr);
 // Entries in flight are abandoned (their exits are ignored). Called when callbacks are switched.
 inline void NewCaptureEpoch() {
   g_capture.epoch.fetch_add(1, std::memory_order_relaxed);

@@ -34,13 +34,25 @@ class StackDecoder {
   static constexpr size_t kMaxStacks = 1u << 18;
 
  private:
-  uint64_t StackId(const uint64_t* frames, uint32_t count, bool truncated, ChunkBuilder* chunk);
+  // `python` / `python_bytes`: packed Python frames (python_frames.h), `python_count` of them.
+  uint64_t StackId(const uint64_t* frames,
+                   uint32_t count,
+                   uint8_t flags,
+                   const uint8_t* python,
+                   uint32_t python_bytes,
+                   uint32_t python_count,
+                   ChunkBuilder* chunk);
 
   NameFn names_;
   uint64_t session_id_ = 0;
   std::unordered_map<std::string, uint64_t> stacks_;  // frame bytes (+ truncated flag) -> id
   uint64_t next_stack_id_ = 1;
   std::string packed_;  // scratch: packed varint addresses
+  struct PythonIds {
+    uint64_t file_id, function_id;
+    uint32_t line;
+  };
+  std::vector<PythonIds> python_ids_;  // scratch
 };
 
 }  // namespace gt::callstack

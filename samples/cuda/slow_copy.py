@@ -21,7 +21,7 @@ def main():
     y = (x * 2).sum()  # a kernel or two; CUDA is initialized and warm
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_push("slow_cpu_copy")
-    host = x.cpu()  # the slow copy
+    host = x.cpu()  # the slow copy (LINE: slow-copy, for --python-backtrace)
     torch.cuda.nvtx.range_pop()
     assert float(host[0]) == 1.0 and float(y) == float(2 * (1 << 28))
     with open("/proc/self/maps") as maps:

@@ -4,7 +4,8 @@
 # "slow_cpu_copy"); under `gtrace profile --cudabacktrace=memory:1000000,sync:1000000` the export must
 # show, for the slow call(s) inside that range, an eventClass-67 row whose CUDA_CALLCHAINS stack holds
 # PyTorch's C++ caller (a resolved frame of libtorch/libc10 whose name mentions copy), below the CUDA
-# runtime's frames; cuda_api_callers must list it. Also: backtraces off by default cost no stack rows,
+# runtime's frames; cuda_api_callers must list it. With --python-backtrace=cuda the same stack must also
+# hold the Python line of the `.cpu()` (torch releases the GIL there). Also: backtraces off by default cost no stack rows,
 # and a fork + exec of a CUDA child gives two streams with the parent link.
 # expected-minutes: 2 (on one H100/H200; gpu-check.sh --list)
 set -u
@@ -84,6 +85,40 @@ if "$gtrace" stats --report cuda_api_callers --format csv "$db" >"$work/callers.
   res PASS report "cuda_api_callers: $(($(wc -l < "$work/callers.csv") - 1)) rows; top: $(sed -n 2p "$work/callers.csv" | cut -c1-160)"
 else
   res FAIL report "cuda_api_callers: $(head -3 "$work/callers.csv" | tr '\n' ' ')"
+fi
+
+# 1b. --python-backtrace=cuda: the slow copy's stack holds its Python line (main at slow_copy.py:N).
+if gt_timeout 600 "$gtrace" profile -t cuda,nvtx --cudabacktrace=memory:1000000,sync:1000000 --python-backtrace=cuda \
+     -o "$work/pystacks-%p" --export=sqlite "$py" "$script" >"$work/py.out" 2>"$work/py.err"; then
+  pydb=$(ls "$work"/pystacks-*.sqlite 2>/dev/null | head -1)
+  line=$("$py" - "$pydb" "$script" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+script = sys.argv[2]
+want_line = next(i for i, l in enumerate(open(script), 1) if "LINE: slow-copy" in l)
+want = f"main at {script}:{want_line}"
+rng = db.execute("SELECT start, end FROM NVTX_EVENTS WHERE text = 'slow_cpu_copy'").fetchone()
+if not rng:
+    print("FAIL no NVTX range slow_cpu_copy")
+    sys.exit(0)
+lo, hi = rng
+chains = [c for (c,) in db.execute("""SELECT callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 67
+                                      AND start >= ? AND end <= ?""", (lo, hi))]
+found = []
+for c in chains:
+    py = [s for (s,) in db.execute("""SELECT s.value FROM CUDA_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol
+                                      WHERE c.id = ? AND c.originalIP IS NULL ORDER BY c.stackDepth""", (c,))]
+    found.append(py[:3])
+    if want in py:
+        print(f"PASS {len(chains)} slow calls in the range; Python frames {py[:3]} ('{want}' at Python depth "
+              f"{py.index(want)})")
+        sys.exit(0)
+print(f"FAIL no stack in the range has the Python frame '{want}': {found[:3]}")
+PY
+)
+  res "${line%% *}" python-line "${line#* }"
+else
+  res FAIL python-line "run failed: $(tail -3 "$work/py.err" | tr '\n' ' ')"
 fi
 
 # 2. Default (no --cudabacktrace): no stack rows, no libunwind in the process.

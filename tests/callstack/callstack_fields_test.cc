@@ -60,6 +60,7 @@ TEST(CallStackFields, MessageFieldsMatchDescriptor) {
     EXPECT_FIELD(CallStackConfig, "driver_apis_selected", f::kDriverApisSelected);
     EXPECT_FIELD(CallStackConfig, "max_nesting", f::kMaxNesting);
     EXPECT_FIELD(CallStackConfig, "python_backtrace", f::kPythonBacktrace);
+    EXPECT_FIELD(CallStackConfig, "python_version", f::kPythonVersion);
   }
   EXPECT_FIELD(CallStackClassThreshold, "api_class", field::callstack_class_threshold::kApiClass);
   EXPECT_FIELD(CallStackClassThreshold, "threshold_ns", field::callstack_class_threshold::kThresholdNs);
@@ -79,6 +80,11 @@ TEST(CallStackFields, MessageFieldsMatchDescriptor) {
   EXPECT_FIELD(CallStackDef, "stack_id", field::callstack_def::kStackId);
   EXPECT_FIELD(CallStackDef, "addresses", field::callstack_def::kAddresses);
   EXPECT_FIELD(CallStackDef, "truncated", field::callstack_def::kTruncated);
+  EXPECT_FIELD(CallStackDef, "python_frames", field::callstack_def::kPythonFrames);
+  EXPECT_FIELD(CallStackDef, "python_truncated", field::callstack_def::kPythonTruncated);
+  EXPECT_FIELD(PythonFrame, "file_id", field::python_frame::kFileId);
+  EXPECT_FIELD(PythonFrame, "function_id", field::python_frame::kFunctionId);
+  EXPECT_FIELD(PythonFrame, "line", field::python_frame::kLine);
   {
     namespace f = field::cuda_api_backtrace;
     EXPECT_FIELD(CudaApiBacktrace, "start_delta_ns", f::kStartDeltaNs);

@@ -181,19 +181,68 @@ TEST(CallStacks, FailuresAreOneLineAndCudaTracingGoesOn) {
             1);
 }
 
-TEST(CallStacks, PythonBacktraceIsExplainedNotFaked) {
+TEST(CallStacks, PythonBacktraceWithoutPythonKeepsNativeStacks) {
   TempDir dir;
   AppRun r = RunApp(dir, {"chain"}, {{"GTRACE_CUDABACKTRACE", "memory:10000000"}, {"GTRACE_PYTHON_BACKTRACE", "cuda"}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   EXPECT_EQ(
       test::GtraceLinesOf(r.run.err),
-      (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=cuda: Python frames are not captured (not safe "
-                                "inside a CUDA API callback; see docs/callstacks.md); CUDA backtraces keep native "
-                                "frames only"}));
+      (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=cuda: no Python interpreter in this process "
+                                "(Py_Version/Py_GetVersion not found); CUDA backtraces keep native frames only"}));
   EXPECT_EQ(BacktraceRows(r), 6);
   Db db(r.db);
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:PYTHON_BACKTRACE'"),
-            "cuda (not implemented)");
+            "cuda (no Python frames read)");
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUDA_CALLCHAINS WHERE originalIP IS NULL"), 0);
+}
+
+// GTRACE_PYTHON_BACKTRACE alone, or with a value gtrace does not know: one line each, nothing else changes.
+TEST(CallStacks, PythonBacktraceMisuseIsOneLine) {
+  TempDir dir;
+  AppRun alone = RunApp(dir, {"chain"}, {{"GTRACE_PYTHON_BACKTRACE", "cuda"}}, "alone");
+  ASSERT_EQ(alone.run.exit_code, 0) << alone.run.err;
+  EXPECT_EQ(test::GtraceLinesOf(alone.run.err),
+            (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=cuda has no effect without GTRACE_CUDABACKTRACE "
+                                      "(Python frames are added to the stacks it selects)"}));
+  EXPECT_EQ(BacktraceRows(alone), 0);
+  AppRun bad = RunApp(dir, {"chain"}, {{"GTRACE_CUDABACKTRACE", "memory:10000000"}, {"GTRACE_PYTHON_BACKTRACE", "java"}},
+                      "bad");
+  ASSERT_EQ(bad.run.exit_code, 0) << bad.run.err;
+  EXPECT_EQ(test::GtraceLinesOf(bad.run.err),
+            (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=java: expected cuda or none; Python frames are off"}));
+  EXPECT_EQ(BacktraceRows(bad), 6);
+}
+
+// A process that announces a CPython gtrace has no layout for (the test double
+// libgt_fake_python_version.so exports Py_Version = 3.14.0, as CPython 3.14 would): one line, Python
+// frames off, the native stacks exactly as without the option.
+TEST(CallStacks, PythonBacktraceOfUnknownVersionIsOffWithOneLine) {
+  TempDir dir;
+  test::RunOptions o =
+      test::AppOptions(dir, "run", {{"GTRACE_CUDABACKTRACE", "memory:10000000"}, {"GTRACE_PYTHON_BACKTRACE", "cuda"}});
+  o.preload = false;
+  o.env["LD_PRELOAD"] = test::LibraryPath() + ":" + test::BinaryDir() + "/lib/libgt_fake_python_version.so";
+  AppRun r;
+  r.run = test::RunProgram({test::AppPath(), "chain"}, o);
+  r = test::ExportStreams(dir, "run", r);
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(test::GtraceLinesOf(r.run.err),
+            (std::vector<std::string>{"gtrace: GTRACE_PYTHON_BACKTRACE=cuda: Python 3.14 is not one gtrace can read "
+                                      "(3.9-3.13); CUDA backtraces keep native frames only"}));
+  EXPECT_EQ(BacktraceRows(r), 6);
+  Db db(r.db);
+  EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:PYTHON_BACKTRACE'"),
+            "cuda (no Python frames read)");
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUDA_CALLCHAINS WHERE originalIP IS NULL"), 0);
+  std::vector<std::string> first = test::Frames(
+      db, db.Int("SELECT callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 67 ORDER BY start LIMIT 1")
+              .value_or(-1));
+  ASSERT_FALSE(first.empty());
+  // Function, line and module exactly; the file's directory is left out (a ccache build makes it relative).
+  EXPECT_EQ(first[0].substr(0, first[0].find(" at ")), "chain::b()") << first[0];
+  std::string tail = "callstack_app.cc:" + std::to_string(MarkerLine("b->api")) + "|" + test::AppPath() + "|0";
+  ASSERT_GE(first[0].size(), tail.size());
+  EXPECT_EQ(first[0].substr(first[0].size() - tail.size()), tail);
 }
 
 TEST(CallStacks, VanishedOrChangedModuleKeepsModuleAndOffset) {
@@ -272,12 +321,13 @@ TEST(CallStacks, CudaApiCallersReportAggregatesByStack) {
     pos = end + 1;
   }
   ASSERT_EQ(lines.size(), 6u) << s.out;
-  EXPECT_EQ(lines[0], "Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Max (ns),Name,Caller,Stack");
+  EXPECT_EQ(lines[0], "Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Max (ns),Name,Caller,Python Caller,Stack");
   std::vector<std::string> rows;
   int64_t previous_total = INT64_MAX;
   for (size_t i = 1; i < lines.size(); ++i) {
     std::vector<std::string> c = Cells(lines[i]);
-    ASSERT_GE(c.size(), 9u) << lines[i];
+    ASSERT_GE(c.size(), 10u) << lines[i];
+    EXPECT_EQ(c[8], "") << "no Python frames in a C++ program: " << lines[i];
     int64_t total = std::stoll(c[1]);
     EXPECT_LE(total, previous_total) << "rows are ordered by total time";
     previous_total = total;

@@ -45,6 +45,8 @@ uint32_t fake_StreamCreate(uint32_t context_id, uint32_t flag, int32_t priority,
 uint32_t fake_ApiEnter(int driver, uint32_t cbid, const void* params);
 void fake_ApiExit(uint32_t correlation_id, uint64_t duration_ns, uint32_t return_value);
 uint32_t fake_Api(int driver, uint32_t cbid, uint64_t duration_ns);
+/* fake_Api on a new native thread (no Python state when called from Python), joined before returning. */
+uint32_t fake_ApiOnNewThread(int driver, uint32_t cbid, uint64_t duration_ns);
 
 typedef struct {
   uint32_t device_id, context_id, stream_id, correlation_id;

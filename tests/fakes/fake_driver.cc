@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "tests/fakes/fake_state.h"
 
@@ -239,6 +240,13 @@ void fake_ApiExit(uint32_t correlation_id, uint64_t duration_ns, uint32_t return
 uint32_t fake_Api(int driver, uint32_t cbid, uint64_t duration_ns) {
   uint32_t corr = fake_ApiEnter(driver, cbid, nullptr);
   fake_ApiExit(corr, duration_ns, 0);
+  return corr;
+}
+
+uint32_t fake_ApiOnNewThread(int driver, uint32_t cbid, uint64_t duration_ns) {
+  uint32_t corr = 0;
+  std::thread t([&] { corr = fake_Api(driver, cbid, duration_ns); });
+  t.join();
   return corr;
 }
 

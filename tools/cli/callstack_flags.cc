@@ -59,8 +59,8 @@ void AddCallStackFlags(ArgParser* p, std::map<std::string, std::string>* env) {
             return st;
           }});
   p->Add({"python-backtrace", 0, true, "cuda|none",
-          "Python frames of backtraced CUDA calls: accepted for nsys compatibility, not implemented (see "
-          "docs/callstacks.md) (GTRACE_PYTHON_BACKTRACE)",
+          "cuda: add the calling thread's Python frames (CPython 3.9-3.13) to the stacks --cudabacktrace "
+          "captures (docs/callstacks.md) (GTRACE_PYTHON_BACKTRACE)",
           [env](std::string_view v) {
             if (v != "cuda" && v != "none" && v != "false") {
               return Status::Error("--python-backtrace: '" + std::string(v) + "' (known: cuda, none, false)");

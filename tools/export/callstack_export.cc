@@ -46,11 +46,24 @@ struct FrameRow {
   int64_t module = 0;
   bool unresolved = false;
   int64_t original_ip = 0;
+  bool python = false;     // a Python frame: originalIP NULL
+  bool eval_loop = false;  // a native frame of CPython's eval loop (Python frames go before the first)
   bool operator<(const FrameRow& o) const {
-    return std::tie(symbol, module, unresolved, original_ip) <
-           std::tie(o.symbol, o.module, o.unresolved, o.original_ip);
+    return std::tie(symbol, module, unresolved, original_ip, python) <
+           std::tie(o.symbol, o.module, o.unresolved, o.original_ip, o.python);
   }
 };
+
+struct PythonFrameText {
+  std::string file, function;
+  uint32_t line = 0;
+};
+
+// CPython's bytecode loop: _PyEval_EvalFrameDefault (3.9-3.13), also _PyEval_EvalFrame (inline
+// wrapper in some builds). The first such frame from the top is where the Python frames ran.
+bool IsEvalLoop(const std::string& function) {
+  return function.rfind("_PyEval_EvalFrame", 0) == 0;
+}
 
 std::string HexOffset(uint64_t v) {
   char buf[32];
@@ -100,6 +113,9 @@ class CallStackExport : public ExportModule {
       Stack& stack = stacks_[d.stack_id()];
       stack.addresses.assign(d.addresses().begin(), d.addresses().end());
       stack.truncated = d.truncated();
+      stack.python.clear();
+      for (const schema::PythonFrame& p : d.python_frames())
+        stack.python.push_back({std::string(s.Text(p.file_id())), std::string(s.Text(p.function_id())), p.line()});
     }
     uint64_t ts = chunk.base_ns();
     for (const schema::CudaApiBacktrace& b : chunk.cuda_api_backtraces()) {
@@ -179,6 +195,7 @@ class CallStackExport : public ExportModule {
   struct Stack {
     std::vector<uint64_t> addresses;
     bool truncated = false;
+    std::vector<PythonFrameText> python;  // innermost first
   };
 
   Status Config(ExportContext& ctx, StreamContext& s, const schema::CallStackConfig& c) {
@@ -201,7 +218,10 @@ class CallStackExport : public ExportModule {
         {"CUDA_BACKTRACE_UNWINDER", c.unwinder_path()},
         {"CUDA_BACKTRACE_APIS", std::to_string(c.runtime_apis_selected()) + " runtime, " +
                                     std::to_string(c.driver_apis_selected()) + " driver"},
-        {"PYTHON_BACKTRACE", c.python_backtrace().empty() ? "none" : c.python_backtrace() + " (not implemented)"},
+        {"PYTHON_BACKTRACE", c.python_backtrace().empty() ? "none"
+                             : c.python_version().empty()
+                                 ? c.python_backtrace() + " (no Python frames read)"
+                                 : c.python_backtrace() + " (Python " + c.python_version() + ")"},
     };
     for (const auto& [k, v] : rows) {
       if (!(st = ins->Text(1, p + k).Text(2, v).Run()).ok())
@@ -237,10 +257,12 @@ class CallStackExport : public ExportModule {
     }
     std::string symbol, module = m != nullptr ? m->path : "[unknown]";
     bool unresolved = true;
+    bool eval_loop = false;
     if (m != nullptr) {
       SymbolizedFrame f = symbolizer_.Lookup(m->path, m->build_id, address - m->load_bias, true);
       if (!f.function.empty()) {
         symbol = f.function;
+        eval_loop = IsEvalLoop(f.function);
         if (!f.file.empty())
           symbol += " at " + f.file + ":" + std::to_string(f.line);
         unresolved = false;
@@ -258,8 +280,23 @@ class CallStackExport : public ExportModule {
       return st;
     r.unresolved = unresolved;
     r.original_ip = static_cast<int64_t>(address);
+    r.eval_loop = eval_loop;
     frames_.emplace(key, r);
     *row = r;
+    return Status::Ok();
+  }
+
+  // A Python frame's row: symbol "FUNCTION at FILE:LINE", module FILE, originalIP NULL.
+  Status PythonRow(ExportContext& ctx, const PythonFrameText& p, FrameRow* row) {
+    Status st;
+    std::string symbol = (p.function.empty() ? "<unknown>" : p.function) + " at " + p.file;
+    if (p.line > 0)
+      symbol += ":" + std::to_string(p.line);
+    if (!(st = ctx.StringId(symbol, &row->symbol)).ok())
+      return st;
+    if (!(st = ctx.StringId(p.file.empty() ? "[python]" : p.file, &row->module)).ok())
+      return st;
+    row->python = true;
     return Status::Ok();
   }
 
@@ -271,6 +308,26 @@ class CallStackExport : public ExportModule {
       if (!(st = Frame(ctx, a, ts_ns, &r)).ok())
         return st;
       rows.push_back(r);
+    }
+    if (!stack.python.empty()) {
+      // Merged as the stack ran: the native frames above the interpreter's first eval-loop frame,
+      // then the Python frames (innermost first), then the eval loop and everything below it. No
+      // eval-loop frame found (a stripped interpreter): the Python frames go below the native ones.
+      size_t at = rows.size();
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].eval_loop) {
+          at = i;
+          break;
+        }
+      }
+      std::vector<FrameRow> python;
+      for (const PythonFrameText& p : stack.python) {
+        FrameRow r;
+        if (!(st = PythonRow(ctx, p, &r)).ok())
+          return st;
+        python.push_back(r);
+      }
+      rows.insert(rows.begin() + static_cast<std::ptrdiff_t>(at), python.begin(), python.end());
     }
     auto it = chains_.find(rows);
     if (it != chains_.end()) {
@@ -287,7 +344,8 @@ class CallStackExport : public ExportModule {
           .Int(2, r.symbol)
           .Int(3, r.module)
           .OptInt(4, r.unresolved ? std::optional<int64_t>(1) : std::nullopt);
-      ins->Int(5, r.original_ip).Int(6, static_cast<int64_t>(depth));
+      ins->OptInt(5, r.python ? std::nullopt : std::optional<int64_t>(r.original_ip))
+          .Int(6, static_cast<int64_t>(depth));
       if (!(st = ins->Run()).ok())
         return st;
     }

@@ -19,6 +19,7 @@ inline constexpr CallStackFieldDestination kCallStackFieldMap[] = {
     {"CallStackConfig", "driver_apis_selected", "META_DATA_CAPTURE PROCESS_n:CUDA_BACKTRACE_APIS"},
     {"CallStackConfig", "max_nesting", "not exported: a constant of the library, documented in docs/callstacks.md"},
     {"CallStackConfig", "python_backtrace", "META_DATA_CAPTURE PROCESS_n:PYTHON_BACKTRACE"},
+    {"CallStackConfig", "python_version", "META_DATA_CAPTURE PROCESS_n:PYTHON_BACKTRACE (the version read)"},
     {"CallStackClassThreshold", "api_class", "META_DATA_CAPTURE PROCESS_n:CUDA_BACKTRACE_CLASSES"},
     {"CallStackClassThreshold", "threshold_ns", "META_DATA_CAPTURE PROCESS_n:CUDA_BACKTRACE_CLASSES"},
 
@@ -36,6 +37,11 @@ inline constexpr CallStackFieldDestination kCallStackFieldMap[] = {
     {"CallStackDef", "stack_id", "CUDA_CALLCHAINS.id (one id per distinct stack in the database)"},
     {"CallStackDef", "addresses", "CUDA_CALLCHAINS.originalIP, symbol, module, unresolved, stackDepth"},
     {"CallStackDef", "truncated", "not exported: CUDA_CALLCHAINS has no column for it (documented limit)"},
+    {"CallStackDef", "python_frames", "CUDA_CALLCHAINS rows of the Python frames (symbol, module; docs/callstacks.md)"},
+    {"CallStackDef", "python_truncated", "not exported: CUDA_CALLCHAINS has no column for it (documented limit)"},
+    {"PythonFrame", "file_id", "CUDA_CALLCHAINS.module and the ' at FILE:LINE' of CUDA_CALLCHAINS.symbol"},
+    {"PythonFrame", "function_id", "CUDA_CALLCHAINS.symbol"},
+    {"PythonFrame", "line", "CUDA_CALLCHAINS.symbol (' at FILE:LINE')"},
 
     {"CudaApiBacktrace", "start_delta_ns", "CUPTI_ACTIVITY_KIND_RUNTIME.start (eventClass 67)"},
     {"CudaApiBacktrace", "duration_ns", "CUPTI_ACTIVITY_KIND_RUNTIME.end (eventClass 67)"},

@@ -7,8 +7,10 @@
 //
 // Columns: Time (%) (share of the listed calls' total), Total Time, Num Calls, Avg, Med, Max, Name (the
 // API, version suffix stripped), Caller (the innermost frame outside the CUDA libraries and the
-// profilers: libcuda, libcudart, libcupti, libgtrace; frame 0 when every frame is inside them), Stack
-// (every frame, innermost first, separated by " <- ").
+// profilers: libcuda, libcudart, libcupti, libgtrace; frame 0 when every frame is inside them), Python
+// Caller (the innermost Python frame, "FUNCTION at FILE:LINE", recorded with --python-backtrace=cuda;
+// a Python frame is a row whose module is a .py file or whose originalIP is NULL; empty when the
+// stack has none), Stack (every frame, innermost first, separated by " <- ").
 #include <map>
 #include <tuple>
 
@@ -37,10 +39,14 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
     return MissingTable(db, *table, "CUDA_CALLCHAINS", "record with --cudabacktrace (e.g. --cudabacktrace=all)");
   }
   // Frames of every chain, in depth order.
-  std::map<int64_t, std::vector<std::pair<std::string, std::string>>> chains;  // id -> (symbol, module)
+  struct FrameText {
+    std::string symbol, module;
+    bool python;
+  };
+  std::map<int64_t, std::vector<FrameText>> chains;  // id -> frames
   Statement frames;
   gt::Status status = db.Prepare(
-      "SELECT c.id, coalesce(s.value, ''), coalesce(m.value, '') FROM CUDA_CALLCHAINS AS c "
+      "SELECT c.id, coalesce(s.value, ''), coalesce(m.value, ''), c.originalIP IS NULL FROM CUDA_CALLCHAINS AS c "
       "LEFT JOIN StringIds AS s ON s.id = c.symbol LEFT JOIN StringIds AS m ON m.id = c.module "
       "ORDER BY c.id, c.stackDepth",
       &frames);
@@ -52,7 +58,9 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
       return status;
     if (!has_row)
       break;
-    chains[frames.Int(0)].emplace_back(frames.Text(1), frames.Text(2));
+    std::string module = frames.Text(2);
+    bool python = frames.Int(3) != 0 || (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0);
+    chains[frames.Int(0)].push_back({frames.Text(1), module, python});
   }
   Statement calls;
   status = db.Prepare(
@@ -61,9 +69,9 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
       &calls);
   if (!status.ok())
     return status;
-  // (name, caller, stack) -> durations
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<int64_t>> groups;
-  std::map<int64_t, std::pair<std::string, std::string>> text_of_chain;  // id -> (caller, stack)
+  // (name, caller, python caller, stack) -> durations
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<int64_t>> groups;
+  std::map<int64_t, std::tuple<std::string, std::string, std::string>> text_of_chain;  // id -> (caller, python, stack)
   int64_t grand_total = 0;
   for (;;) {
     bool has_row = false;
@@ -74,28 +82,32 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
     int64_t chain = calls.Int(2);
     auto t = text_of_chain.find(chain);
     if (t == text_of_chain.end()) {
-      std::string caller, stack;
+      std::string caller, python_caller, stack;
       const auto& f = chains[chain];
-      for (const auto& [symbol, module] : f) {
-        stack += (stack.empty() ? "" : " <- ") + symbol;
-        if (caller.empty() && !InsideCudaOrProfiler(module))
-          caller = symbol;
+      for (const FrameText& frame : f) {
+        stack += (stack.empty() ? "" : " <- ") + frame.symbol;
+        if (caller.empty() && !InsideCudaOrProfiler(frame.module))
+          caller = frame.symbol;
+        if (python_caller.empty() && frame.python)
+          python_caller = frame.symbol;
       }
       if (caller.empty() && !f.empty())
-        caller = f.front().first;
-      t = text_of_chain.emplace(chain, std::make_pair(caller, stack)).first;
+        caller = f.front().symbol;
+      t = text_of_chain.emplace(chain, std::make_tuple(caller, python_caller, stack)).first;
     }
-    groups[{StripApiVersionSuffix(calls.Text(0)), t->second.first, t->second.second}].push_back(calls.Int(1));
+    const auto& [caller, python_caller, stack] = t->second;
+    groups[{StripApiVersionSuffix(calls.Text(0)), caller, python_caller, stack}].push_back(calls.Int(1));
     grand_total += calls.Int(1);
   }
-  table->columns = {
-      NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Num Calls"), NumberColumn("Avg (ns)"),
-      NumberColumn("Med (ns)"), NumberColumn("Max (ns)"),        TextColumn("Name"),        TextColumn("Caller"),
-      TextColumn("Stack")};
+  table->columns = {NumberColumn("Time (%)"),    NumberColumn("Total Time (ns)"),
+                    NumberColumn("Num Calls"),   NumberColumn("Avg (ns)"),
+                    NumberColumn("Med (ns)"),    NumberColumn("Max (ns)"),
+                    TextColumn("Name"),          TextColumn("Caller"),
+                    TextColumn("Python Caller"), TextColumn("Stack")};
   for (const auto& [key, summary] : SortedSummaries(&groups)) {
     table->rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
                            summary.avg, summary.median, Cell::Int(summary.max), Cell::Text(std::get<0>(key)),
-                           Cell::Text(std::get<1>(key)), Cell::Text(std::get<2>(key))});
+                           Cell::Text(std::get<1>(key)), Cell::Text(std::get<2>(key)), Cell::Text(std::get<3>(key))});
   }
   return gt::Status::Ok();
 }
