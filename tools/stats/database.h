@@ -29,6 +29,8 @@ class Statement {
   int64_t Int(int column) const;  // NULL reads as 0; check IsNull/OptInt where NULL matters
   std::optional<int64_t> OptInt(int column) const;
   std::string Text(int column) const;  // NULL reads as ""
+  // The same text without a copy; valid until the next Step or another call on this column.
+  std::string_view TextView(int column) const;
 
  private:
   friend class Database;

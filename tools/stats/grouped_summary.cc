@@ -1,6 +1,8 @@
 #include "tools/stats/grouped_summary.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 namespace gt::stats {
 
@@ -13,7 +15,7 @@ gt::Status SummarizeByKey(Database& db,
                           int64_t* grand_total) {
   // Normalised rows: keys as text (NULL -> ''), value as integer (NULL -> 0), so that SQLite's
   // BINARY order of the keys is std::string's order (both compare bytes, then length).
-  std::string keys;
+  std::string keys;  // "k0, k1, ..."
   std::string normalised = "SELECT ";
   for (int i = 0; i < key_columns; ++i) {
     const std::string k = "k" + std::to_string(i);
@@ -22,59 +24,85 @@ gt::Status SummarizeByKey(Database& db,
   }
   normalised += "coalesce(v, 0) AS v FROM (" + rows_sql + ")";
 
-  // Pass 1: one row per group, in key order.
-  std::vector<KeyedSummary> groups;
-  std::vector<std::pair<int64_t, int64_t>> count_total;
+  // Pass 1, unsorted: count and total per group in a hash map (one entry per group, found through
+  // a reused buffer, so no allocation per row), then the groups in key order.
+  struct Group {
+    std::vector<std::string> key;
+    int64_t count = 0;
+    __int128 total = 0;
+  };
+  std::vector<Group> groups;
   {
+    std::unordered_map<std::string, size_t> index;  // key texts, each length-prefixed -> groups[i]
+    std::string lookup;
     Statement statement;
-    gt::Status status = db.Prepare(
-        "SELECT " + keys + ", count(*), sum(v) FROM (" + normalised + ") GROUP BY " + keys + " ORDER BY " + keys,
-        &statement);
+    gt::Status status = db.Prepare(normalised, &statement);
     if (!status.ok())
       return status;
     for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
-      KeyedSummary group;
-      for (int i = 0; i < key_columns; ++i)
-        group.key.push_back(statement.Text(i));
-      groups.push_back(std::move(group));
-      count_total.emplace_back(statement.Int(key_columns), statement.Int(key_columns + 1));
+      lookup.clear();
+      for (int i = 0; i < key_columns; ++i) {
+        const std::string_view text = statement.TextView(i);
+        const uint64_t size = text.size();
+        lookup.append(reinterpret_cast<const char*>(&size), sizeof(size));
+        lookup.append(text);
+      }
+      auto [it, inserted] = index.try_emplace(lookup, groups.size());
+      if (inserted) {
+        Group group;
+        for (int i = 0; i < key_columns; ++i)
+          group.key.emplace_back(statement.TextView(i));
+        groups.push_back(std::move(group));
+      }
+      Group& group = groups[it->second];
+      ++group.count;
+      group.total += statement.Int(key_columns);
     }
     if (!status.ok())
       return status;
   }
+  // std::string's order is SQLite's BINARY order (bytes, then length): the order of pass 2.
+  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.key < b.key; });
 
-  // Pass 2: every value, ascending within its group, groups in the same key order as pass 1.
+  // Pass 2: every value, ascending within its group, groups in key order; the keys are checked
+  // against pass 1's so a mismatch of the two orders is an error, never a wrong row.
   Statement statement;
-  gt::Status status = db.Prepare("SELECT v FROM (" + normalised + ") ORDER BY " + keys + ", v", &statement);
+  gt::Status status = db.Prepare(normalised + " ORDER BY " + keys + ", v", &statement);
   if (!status.ok())
     return status;
-  int64_t sum_of_totals = 0;
+  std::vector<KeyedSummary> summaries;
+  summaries.reserve(groups.size());
+  __int128 sum_of_totals = 0;
   bool has_row = false;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const auto [count, total] = count_total[g];
-    SortedValueSummarizer summarizer(count, total, unit, decimals);
-    for (int64_t i = 0; i < count; ++i) {
+  const gt::Status changed = gt::Status::Error(db.path() + ": rows changed while a report read them");
+  for (Group& group : groups) {
+    SortedValueSummarizer summarizer(group.count, group.total, unit, decimals);
+    for (int64_t n = 0; n < group.count; ++n) {
       status = statement.Step(&has_row);
       if (!status.ok())
         return status;
       if (!has_row)
-        return gt::Status::Error(db.path() + ": rows changed while a report read them");
-      summarizer.Add(statement.Int(0));
+        return changed;
+      for (int i = 0; i < key_columns; ++i) {
+        if (statement.TextView(i) != group.key[i])
+          return changed;
+      }
+      summarizer.Add(statement.Int(key_columns));
     }
-    groups[g].summary = summarizer.Finish();
-    sum_of_totals += total;
+    summaries.push_back(KeyedSummary{std::move(group.key), summarizer.Finish()});
+    sum_of_totals += group.total;
   }
   status = statement.Step(&has_row);
   if (!status.ok())
     return status;
   if (has_row)
-    return gt::Status::Error(db.path() + ": rows changed while a report read them");
-
-  std::stable_sort(groups.begin(), groups.end(),
+    return changed;
+  std::vector<KeyedSummary>& groups_out = summaries;
+  std::stable_sort(groups_out.begin(), groups_out.end(),
                    [](const KeyedSummary& a, const KeyedSummary& b) { return a.summary.total > b.summary.total; });
-  *out = std::move(groups);
+  *out = std::move(groups_out);
   if (grand_total != nullptr)
-    *grand_total = sum_of_totals;
+    *grand_total = static_cast<int64_t>(sum_of_totals);
   return gt::Status::Ok();
 }
 

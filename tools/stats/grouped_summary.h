@@ -21,10 +21,11 @@ struct KeyedSummary {
 };
 
 // `rows_sql` is a SELECT with columns named k0 .. k<key_columns-1> and v. A NULL key reads as ""
-// and a NULL value as 0 (as Statement::Text/Int read them). Two passes over it: GROUP BY the keys
-// (count, sum), then the values ORDER BY keys, value, fed to a SortedValueSummarizer per group.
-// *out comes in SortedSummaries' order (total descending, ties by key in byte order);
-// *grand_total (optional) is the sum of every value. Sums beyond int64 are an SQLite error.
+// and a NULL value as 0 (as Statement::Text/Int read them). Two passes over it: an unsorted one
+// that counts and sums per group (a hash map of the groups), then the rows ORDER BY keys, value
+// (SQLite's sorter), fed to a SortedValueSummarizer per group. Memory: the groups' keys and sums,
+// SQLite's page cache and sorter memory; never a row. *out comes in SortedSummaries' order (total
+// descending, ties by key in byte order); *grand_total (optional) is the sum of every value.
 gt::Status SummarizeByKey(Database& db,
                           const std::string& rows_sql,
                           int key_columns,
