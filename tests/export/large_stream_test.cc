@@ -24,8 +24,12 @@ constexpr int kChunks = 200;         // about 4 MB
 
 // Pair p (an outer range "range-<p % 100>" around an "inner" one) starts at kMono0 + 100 + p * 1100
 // on thread kPid + (p / kPairsPerChunk) % kThreads: outer 1000 ns, inner 800 ns from +100.
-uint64_t PairStart(int64_t p) { return kMono0 + 100 + static_cast<uint64_t>(p) * 1100; }
-uint32_t PairTid(int64_t p) { return kPid + static_cast<uint32_t>((p / kPairsPerChunk) % kThreads); }
+uint64_t PairStart(int64_t p) {
+  return kMono0 + 100 + static_cast<uint64_t>(p) * 1100;
+}
+uint32_t PairTid(int64_t p) {
+  return kPid + static_cast<uint32_t>((p / kPairsPerChunk) % kThreads);
+}
 
 // Writes the stream and returns the file offsets where each chunk begins.
 std::vector<size_t> WriteStream(const std::string& path) {
@@ -64,7 +68,9 @@ std::vector<size_t> WriteStream(const std::string& path) {
   return chunk_starts;
 }
 
-std::string ExportWithReleaseBlock(const test::TempDir& dir, const std::string& input, const std::string& name,
+std::string ExportWithReleaseBlock(const test::TempDir& dir,
+                                   const std::string& input,
+                                   const std::string& name,
                                    uint64_t release_block_bytes) {
   stream::StreamReader::SetReleaseBlockBytesForTesting(release_block_bytes);
   exporter::ExportOptions o;
@@ -104,7 +110,8 @@ TEST(LargeStream, ExportAcrossReleaseBlocksKeepsEveryRowExactly) {
 
   // The chunk whose bytes cross the 1 MiB offset: its first and last pairs, exactly.
   size_t crossing = 0;
-  while (crossing + 1 < chunk_starts.size() && chunk_starts[crossing + 1] <= (size_t{1} << 20)) ++crossing;
+  while (crossing + 1 < chunk_starts.size() && chunk_starts[crossing + 1] <= (size_t{1} << 20))
+    ++crossing;
   ASSERT_LT(chunk_starts[crossing], size_t{1} << 20);
   ASSERT_GT(crossing, 0u);
   const int64_t first = static_cast<int64_t>(crossing) * kPairsPerChunk;
@@ -124,7 +131,8 @@ TEST(LargeStream, ExportAcrossReleaseBlocksKeepsEveryRowExactly) {
   // Every row equal to an export whose reader gives nothing back.
   test::Db whole(ExportWithReleaseBlock(dir, input, "no-release.sqlite", uint64_t{1} << 40));
   ASSERT_TRUE(whole.ok());
-  const std::string all = "SELECT start, \"end\", eventType, text, globalTid, endGlobalTid FROM NVTX_EVENTS ORDER BY rowid";
+  const std::string all =
+      "SELECT start, \"end\", eventType, text, globalTid, endGlobalTid FROM NVTX_EVENTS ORDER BY rowid";
   const std::vector<std::string> expected = whole.Rows(all);
   ASSERT_GE(expected.size(), static_cast<size_t>(2 * pairs));
   EXPECT_EQ(db.Rows(all), expected);

@@ -27,8 +27,11 @@ struct Lcg {
 
 // Rows of `sql` (text key columns, then one integer value), as the old reports read them.
 template <typename Key, typename MakeKey>
-std::map<Key, std::vector<int64_t>> LoadGroups(const std::string& path, const std::string& sql, MakeKey make_key,
-                                               int value_column, int64_t* grand_total) {
+std::map<Key, std::vector<int64_t>> LoadGroups(const std::string& path,
+                                               const std::string& sql,
+                                               MakeKey make_key,
+                                               int value_column,
+                                               int64_t* grand_total) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
@@ -103,14 +106,16 @@ std::string ReferenceNvtxSum(const std::string& path) {
                            "StdDev (ns)", "Style", "Range"});
   for (const auto& [key, s] : SortedSummaries(&groups)) {
     table.rows.push_back({Percent(s.total, grand_total), Cell::Int(s.total), Cell::Int(s.count), s.avg, s.median,
-                          Cell::Int(s.min), Cell::Int(s.max), s.stddev, Cell::Text(key.second),
-                          Cell::Text(key.first)});
+                          Cell::Int(s.min), Cell::Int(s.max), s.stddev, Cell::Text(key.second), Cell::Text(key.first)});
   }
   return Csv(table);
 }
 
 // The old cuda_api_sum / cuda_gpu_kern_sum / cuda_gpu_mem_time_sum shape: one name column.
-std::string ReferenceByName(const std::string& path, const std::string& sql, bool strip, const char* count_header,
+std::string ReferenceByName(const std::string& path,
+                            const std::string& sql,
+                            bool strip,
+                            const char* count_header,
                             const char* name_header) {
   int64_t grand_total = 0;
   auto groups = LoadGroups<std::string>(
@@ -118,8 +123,8 @@ std::string ReferenceByName(const std::string& path, const std::string& sql, boo
       [strip](sqlite3_stmt* s) { return strip ? StripApiVersionSuffix(ColumnText(s, 0)) : ColumnText(s, 0); }, 1,
       &grand_total);
   Table table;
-  table.columns = Columns({"Time (%)", "Total Time (ns)", count_header, "Avg (ns)", "Med (ns)", "Min (ns)",
-                           "Max (ns)", "StdDev (ns)", name_header});
+  table.columns = Columns({"Time (%)", "Total Time (ns)", count_header, "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
+                           "StdDev (ns)", name_header});
   for (const auto& [name, s] : SortedSummaries(&groups)) {
     table.rows.push_back({Percent(s.total, grand_total), Cell::Int(s.total), Cell::Int(s.count), s.avg, s.median,
                           Cell::Int(s.min), Cell::Int(s.max), s.stddev, Cell::Text(name)});
@@ -147,8 +152,8 @@ std::string ReferenceMemSizeSum(const std::string& path) {
   table.columns =
       Columns({"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)", "StdDev (MB)", "Operation"});
   for (const auto& [name, s] : SortedSummaries(&groups, kMb, 3)) {
-    table.rows.push_back({ScaledValue(s.total, kMb, 3), Cell::Int(s.count), s.avg, s.median,
-                          ScaledValue(s.min, kMb, 3), ScaledValue(s.max, kMb, 3), s.stddev, Cell::Text(name)});
+    table.rows.push_back({ScaledValue(s.total, kMb, 3), Cell::Int(s.count), s.avg, s.median, ScaledValue(s.min, kMb, 3),
+                          ScaledValue(s.max, kMb, 3), s.stddev, Cell::Text(name)});
   }
   return Csv(table);
 }
@@ -198,9 +203,14 @@ TEST(LargeSummaries, CudaApiAndKernelSumsMatchThePerRowReference) {
   db.Exec("BEGIN");
   Lcg rng;
   // Two spellings print the same API name ("cudaMalloc_v3020" and "cudaMalloc"): one row together.
-  const std::vector<std::string> apis = {"cudaMalloc_v3020", "cudaMalloc", "cudaLaunchKernel_v7000",
-                                         "cudaGraphLaunch_v10000", "cudaGetDeviceProperties_v2_v12000",
-                                         "cuLaunchKernel", "_v1234", "x"};
+  const std::vector<std::string> apis = {"cudaMalloc_v3020",
+                                         "cudaMalloc",
+                                         "cudaLaunchKernel_v7000",
+                                         "cudaGraphLaunch_v10000",
+                                         "cudaGetDeviceProperties_v2_v12000",
+                                         "cuLaunchKernel",
+                                         "_v1234",
+                                         "x"};
   for (int i = 0; i < 12000; ++i) {
     const int64_t start = i * 100;
     const int64_t duration = static_cast<int64_t>(rng.Next(i % 2 == 0 ? 5 : 5000));

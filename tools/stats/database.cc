@@ -74,7 +74,8 @@ std::string_view Statement::TextView(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
   if (text == nullptr)
     return std::string_view();
-  return std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+  return std::string_view(reinterpret_cast<const char*>(text),
+                          static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
 Database::~Database() {

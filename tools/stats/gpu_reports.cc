@@ -169,10 +169,11 @@ gt::Status BuildCudaGpuKernSum(Database& db, Table* table) {
     return MissingTable(db, *table, kKernelTable, "was CUDA traced?");
   std::vector<KeyedSummary> groups;
   int64_t grand_total = 0;
-  gt::Status status = SummarizeByKey(db,
-                                     "SELECT s.value AS k0, k.\"end\" - k.start AS v FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
-                                     "LEFT JOIN StringIds AS s ON s.id = k.demangledName",
-                                     1, 1, 1, &groups, &grand_total);
+  gt::Status status =
+      SummarizeByKey(db,
+                     "SELECT s.value AS k0, k.\"end\" - k.start AS v FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+                     "LEFT JOIN StringIds AS s ON s.id = k.demangledName",
+                     1, 1, 1, &groups, &grand_total);
   if (!status.ok())
     return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Instances"),

@@ -93,7 +93,8 @@ gt::Status LoadRanges(Database& db, std::vector<NvtxRange>* ranges) {
     return status;
   const std::string end_tid = db.HasColumn(kNvtxTable, "endGlobalTid") ? "r.endGlobalTid" : "NULL";
   const std::string sql = std::string(kDomainNamesSql) + "SELECT r.eventType, r.start, r.\"end\", r.globalTid, " +
-                          end_tid + ", " + kRangeNameSql + " " + kRangesFromSql + "ORDER BY r.globalTid, r.start, r.rowid";
+                          end_tid + ", " + kRangeNameSql + " " + kRangesFromSql +
+                          "ORDER BY r.globalTid, r.start, r.rowid";
   Statement statement;
   status = db.Prepare(sql, &statement);
   if (!status.ok())
@@ -224,13 +225,14 @@ gt::Status BuildNvtxSum(Database& db, Table* table) {
   if (!status.ok())
     return status;
   // Grouped by (name, style) inside SQLite (grouped_summary.h): memory per name, not per range.
-  const std::string rows_sql =
-      std::string(kDomainNamesSql) +
-      "SELECT " + kRangeNameSql + " AS k0, "
-      "       CASE WHEN r.eventType IN (59, 70) THEN 'PushPop' ELSE 'StartEnd' END AS k1, "
-      "       CASE WHEN r.\"end\" IS NULL THEN max(" + std::to_string(last_timestamp) + ", r.start) "
-      "            ELSE r.\"end\" END - r.start AS v " +
-      kRangesFromSql;
+  const std::string rows_sql = std::string(kDomainNamesSql) + "SELECT " + kRangeNameSql +
+                               " AS k0, "
+                               "       CASE WHEN r.eventType IN (59, 70) THEN 'PushPop' ELSE 'StartEnd' END AS k1, "
+                               "       CASE WHEN r.\"end\" IS NULL THEN max(" +
+                               std::to_string(last_timestamp) +
+                               ", r.start) "
+                               "            ELSE r.\"end\" END - r.start AS v " +
+                               kRangesFromSql;
   std::vector<KeyedSummary> groups;
   int64_t grand_total = 0;
   status = SummarizeByKey(db, rows_sql, 2, 1, 1, &groups, &grand_total);
