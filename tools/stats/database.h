@@ -51,6 +51,8 @@ class Database {
   const std::string& path() const { return path_; }
 
   gt::Status Prepare(std::string_view sql, Statement* statement);
+  // The connection, for registering SQL functions (grouped_summary.cc); owned by this Database.
+  sqlite3* handle() { return db_; }
 
   // Table and column presence (nsys creates tables lazily, so absence is normal).
   bool HasTable(std::string_view table);
