@@ -1,6 +1,7 @@
 #include "tools/stream/stream_reader.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,6 +168,90 @@ TEST(StreamReader, RejectsWrongMagicVersionAndNonFiles) {
   EXPECT_EQ(r.status.message(), dir.File("missing.gtrace") + ": cannot open: No such file or directory");
   r = Read(dir.path());
   EXPECT_EQ(r.status.message(), dir.path() + ": not a regular file");
+}
+
+// Resident file-backed memory of this process (RssFile in /proc/self/status), in bytes.
+uint64_t RssFileBytes() {
+  std::string status = test::ReadFile("/proc/self/status");
+  size_t at = status.find("RssFile:");
+  if (at == std::string::npos) return 0;
+  return std::stoull(status.substr(at + 8)) * 1024;
+}
+
+// Releases the reader's block size setting at the end of a test.
+struct ReleaseBlock {
+  explicit ReleaseBlock(uint64_t bytes) { stream::StreamReader::SetReleaseBlockBytesForTesting(bytes); }
+  ~ReleaseBlock() { stream::StreamReader::SetReleaseBlockBytesForTesting(0); }
+};
+
+// Every chunk, serialized, and how much file-backed memory reading them added.
+struct Pass {
+  std::vector<std::string> chunks;
+  uint64_t released = 0;
+  uint64_t rss_growth = 0;
+};
+
+Pass ReadPass(const std::string& path, uint64_t release_block) {
+  ReleaseBlock block(release_block);
+  Pass pass;
+  stream::StreamReader reader;
+  EXPECT_TRUE(reader.Open(path).ok());
+  schema::Chunk c;
+  bool has = false;
+  EXPECT_TRUE(reader.Next(&c, &has).ok());
+  pass.chunks.push_back(c.SerializeAsString());
+  // From here: the decoder's code (file-backed pages of this binary and libprotobuf) is resident.
+  const uint64_t before = RssFileBytes();
+  uint64_t peak = before;
+  while (has) {
+    EXPECT_TRUE(reader.Next(&c, &has).ok());
+    if (has) pass.chunks.push_back(c.SerializeAsString());
+    peak = std::max(peak, RssFileBytes());
+  }
+  pass.released = reader.released_bytes();
+  pass.rss_growth = peak - before;
+  return pass;
+}
+
+// A stream of ~7 MB in chunks of different sizes (so chunks start and end at every offset within a
+// page), read with the pages given back every 64 KiB and with nothing given back: every chunk
+// decodes the same, and only the first pass keeps the file's memory bounded.
+TEST(StreamReader, GivesBackReadPagesWithEveryChunkIntact) {
+  test::TempDir dir;
+  test::SyntheticStream s(1000, 5000, 1700000000000000000ull);
+  uint64_t ts = 5000;
+  for (int c = 0; c < 1200; ++c) {
+    s.BeginChunk(1 + c % 3, 1000 + c % 3, ts);
+    const int marks = 100 + (c * 37) % 900;
+    for (int i = 0; i < marks; ++i) {
+      test::NvtxSpec e;
+      e.kind = field::enums::kNvtxMark;
+      e.ts_ns = ts++;
+      e.text = "mark-" + std::to_string(c) + "-" + std::to_string(i % 7);
+      s.Nvtx(e);
+    }
+    s.EndChunk();
+  }
+  s.Close();
+  const std::string path = dir.File("big.gtrace");
+  s.WriteTo(path);
+  const uint64_t file_bytes = test::ReadFile(path).size();
+  ASSERT_GT(file_bytes, uint64_t{6} << 20);
+
+  const Pass released = ReadPass(path, 64 << 10);
+  const Pass kept = ReadPass(path, uint64_t{1} << 40);
+  ASSERT_EQ(released.chunks.size(), 1201u);
+  ASSERT_EQ(kept.chunks.size(), 1201u);
+  for (size_t i = 0; i < kept.chunks.size(); ++i) ASSERT_EQ(released.chunks[i], kept.chunks[i]) << "chunk " << i;
+  // Everything but the last block (and the page of the last chunk) is given back.
+  EXPECT_GT(released.released, file_bytes - (128 << 10));
+  EXPECT_LE(released.released, file_bytes);
+  EXPECT_EQ(kept.released, 0u);
+  // The file was just written, so its pages are cached and reading maps them: without giving them
+  // back the whole file becomes resident; with it, one block at a time, plus what the kernel maps
+  // around a fault (up to a 2 MiB large folio of the page cache on recent kernels).
+  EXPECT_GT(kept.rss_growth, file_bytes / 2);
+  EXPECT_LT(released.rss_growth, uint64_t{3} << 20);
 }
 
 }  // namespace

@@ -102,7 +102,7 @@ struct StreamState {
     int64_t start, end;
     schema::CudaSynchronization r;
   };
-  std::vector<Sync> syncs;
+  std::vector<Sync> syncs;  // only those whose context was not described yet
   struct Graph {
     int64_t start, end;
     schema::CudaGraphTrace r;
@@ -154,7 +154,15 @@ class CudaExport final : public ExportModule {
     for (const auto& r : chunk.cuda_syncs()) {
       ts += static_cast<uint64_t>(r.start_delta_ns());
       int64_t start = s.ToSessionNs(ts);
-      state_.syncs.push_back({start, start + static_cast<int64_t>(r.duration_ns()), r});
+      StreamState::Sync x{start, start + static_cast<int64_t>(r.duration_ns()), r};
+      // Written now when the context's device is known (CUPTI describes a context before its
+      // activity), so memory does not grow with the number of syncs; kept to the stream's end only
+      // when a later chunk may still describe the context.
+      if (target_.DeviceOfContext(s, r.context_id())) {
+        if (!(st = Sync(ctx, s, x)).ok()) return st;
+      } else {
+        state_.syncs.push_back(std::move(x));
+      }
     }
     for (const auto& r : chunk.cuda_events()) {
       if (!(st = Event(ctx, s, r)).ok()) return st;

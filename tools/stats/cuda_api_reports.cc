@@ -17,8 +17,7 @@
 // printed name, so two ids printing the same name are one row). eventClass-67 rows (the second row of
 // a call whose stack was recorded with --cudabacktrace, same correlation id) are not counted: each call
 // is counted once, by its runtime/driver row.
-#include <map>
-
+#include "tools/stats/grouped_summary.h"
 #include "tools/stats/reports.h"
 #include "tools/stats/statistics.h"
 
@@ -27,28 +26,24 @@ namespace gt::stats {
 gt::Status BuildCudaApiSum(Database& db, Table* table) {
   if (!db.HasTable(kRuntimeTable))
     return MissingTable(db, *table, kRuntimeTable, "was CUDA traced?");
-  Statement statement;
-  gt::Status status = db.Prepare(
-      "SELECT s.value, r.\"end\" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
-      "LEFT JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass IS NOT 67",
-      &statement);
-  if (!status.ok())
-    return status;
-  std::map<std::string, std::vector<int64_t>> groups;
+  // Grouped by the printed name inside SQLite (grouped_summary.h): memory per name, not per call.
+  std::vector<KeyedSummary> groups;
   int64_t grand_total = 0;
-  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
-    groups[StripApiVersionSuffix(statement.Text(0))].push_back(statement.Int(1));
-    grand_total += statement.Int(1);
-  }
+  gt::Status status = SummarizeByKey(db,
+                                     "SELECT gt_strip_api_version(s.value) AS k0, r.\"end\" - r.start AS v "
+                                     "FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+                                     "LEFT JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass IS NOT 67",
+                                     1, 1, 1, &groups, &grand_total);
   if (!status.ok())
     return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Num Calls"),
                     NumberColumn("Avg (ns)"), NumberColumn("Med (ns)"),        NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"), NumberColumn("StdDev (ns)"),     TextColumn("Name")};
-  for (const auto& [name, summary] : SortedSummaries(&groups)) {
+  for (const KeyedSummary& group : groups) {
+    const Summary& summary = group.summary;
     table->rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
                            summary.avg, summary.median, Cell::Int(summary.min), Cell::Int(summary.max), summary.stddev,
-                           Cell::Text(name)});
+                           Cell::Text(group.key[0])});
   }
   return gt::Status::Ok();
 }

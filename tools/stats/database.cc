@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
+
+#include "tools/stats/statistics.h"
 
 namespace gt::stats {
 
@@ -45,6 +48,36 @@ std::string Statement::Text(int column) const {
   return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
+namespace {
+
+// gt_strip_api_version(name): StripApiVersionSuffix in SQL, so reports can group by the printed API
+// name inside SQLite. Byte-based like the C++ (SQLite's length()/substr() count characters).
+void StripApiVersionSql(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  if (argc != 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(context);
+    return;
+  }
+  const unsigned char* text = sqlite3_value_text(argv[0]);
+  const int bytes = sqlite3_value_bytes(argv[0]);
+  if (text == nullptr) {
+    sqlite3_result_null(context);
+    return;
+  }
+  const std::string stripped =
+      StripApiVersionSuffix(std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(bytes)));
+  sqlite3_result_text(context, stripped.data(), static_cast<int>(stripped.size()), SQLITE_TRANSIENT);
+}
+
+}  // namespace
+
+std::string_view Statement::TextView(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr)
+    return std::string_view();
+  return std::string_view(reinterpret_cast<const char*>(text),
+                          static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
 Database::~Database() {
   sqlite3_close_v2(db_);
 }
@@ -83,6 +116,8 @@ gt::Status Database::Open(const std::string& path, std::unique_ptr<Database>* ou
     return gt::Status::Error("cannot open " + path + ": " + message);
   }
   std::unique_ptr<Database> database(new Database(path, db));
+  sqlite3_create_function_v2(db, "gt_strip_api_version", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                             StripApiVersionSql, nullptr, nullptr, nullptr);
   // SQLite reads the header lazily: the first query is where a non-database file shows up.
   Statement probe;
   gt::Status status_probe = database->Prepare("SELECT count(*) FROM sqlite_master", &probe);

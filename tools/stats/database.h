@@ -29,6 +29,8 @@ class Statement {
   int64_t Int(int column) const;  // NULL reads as 0; check IsNull/OptInt where NULL matters
   std::optional<int64_t> OptInt(int column) const;
   std::string Text(int column) const;  // NULL reads as ""
+  // The same text without a copy; valid until the next Step or another call on this column.
+  std::string_view TextView(int column) const;
 
  private:
   friend class Database;
@@ -49,6 +51,8 @@ class Database {
   const std::string& path() const { return path_; }
 
   gt::Status Prepare(std::string_view sql, Statement* statement);
+  // The connection, for registering SQL functions (grouped_summary.cc); owned by this Database.
+  sqlite3* handle() { return db_; }
 
   // Table and column presence (nsys creates tables lazily, so absence is normal).
   bool HasTable(std::string_view table);

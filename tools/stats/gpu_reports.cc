@@ -24,6 +24,7 @@
 #include <optional>
 #include <tuple>
 
+#include "tools/stats/grouped_summary.h"
 #include "tools/stats/reports.h"
 #include "tools/stats/statistics.h"
 
@@ -31,12 +32,6 @@ namespace gt::stats {
 namespace {
 
 constexpr int64_t kBytesPerMb = 1'000'000;
-
-struct MemOp {
-  std::string name;
-  int64_t duration = 0;
-  int64_t bytes = 0;
-};
 
 // "[CUDA memcpy Host-to-Device]" from the copy kind's label (`o` = ENUM_CUDA_MEMCPY_OPER). A kind the
 // enum table lacks is named "Unknown" rather than dropped.
@@ -55,7 +50,9 @@ gt::Status RequireMemTables(Database& db, const Table& table, bool* have_memcpy,
   return gt::Status::Ok();
 }
 
-gt::Status LoadMemOps(Database& db, const Table& table, std::vector<MemOp>* ops) {
+// The memcpy and memset rows of the memory reports as one SELECT (k0 = operation name, v = `value`,
+// over columns both tables have and the enum table lacks: the duration expression or "bytes"), for SummarizeByKey.
+gt::Status MemOpsSql(Database& db, const Table& table, const std::string& value, std::string* sql) {
   bool have_memcpy = false;
   bool have_memset = false;
   gt::Status status = RequireMemTables(db, table, &have_memcpy, &have_memset);
@@ -63,24 +60,15 @@ gt::Status LoadMemOps(Database& db, const Table& table, std::vector<MemOp>* ops)
     return status;
   std::vector<std::string> queries;
   if (have_memcpy) {
-    queries.push_back(std::string("SELECT ") + kMemcpyNameSql +
-                      ", m.\"end\" - m.start, m.bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m "
+    queries.push_back(std::string("SELECT ") + kMemcpyNameSql + " AS k0, " + value +
+                      " AS v FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m "
                       "LEFT JOIN ENUM_CUDA_MEMCPY_OPER AS o ON o.id = m.copyKind");
   }
-  if (have_memset) {
-    queries.push_back("SELECT '[CUDA memset]', \"end\" - start, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET");
-  }
-  for (const std::string& sql : queries) {
-    Statement statement;
-    status = db.Prepare(sql, &statement);
-    if (!status.ok())
-      return status;
-    for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
-      ops->push_back(MemOp{statement.Text(0), statement.Int(1), statement.Int(2)});
-    }
-    if (!status.ok())
-      return status;
-  }
+  if (have_memset)
+    queries.push_back("SELECT '[CUDA memset]' AS k0, " + value + " AS v FROM CUPTI_ACTIVITY_KIND_MEMSET");
+  *sql = queries[0];
+  for (size_t i = 1; i < queries.size(); ++i)
+    *sql += " UNION ALL " + queries[i];
   return gt::Status::Ok();
 }
 
@@ -179,69 +167,66 @@ gt::Status AppendTraceRows(Database& db, const std::string& sql, int kind, MakeR
 gt::Status BuildCudaGpuKernSum(Database& db, Table* table) {
   if (!db.HasTable(kKernelTable))
     return MissingTable(db, *table, kKernelTable, "was CUDA traced?");
-  Statement statement;
-  gt::Status status = db.Prepare(
-      "SELECT s.value, k.\"end\" - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
-      "LEFT JOIN StringIds AS s ON s.id = k.demangledName",
-      &statement);
-  if (!status.ok())
-    return status;
-  std::map<std::string, std::vector<int64_t>> groups;
+  std::vector<KeyedSummary> groups;
   int64_t grand_total = 0;
-  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
-    groups[statement.Text(0)].push_back(statement.Int(1));
-    grand_total += statement.Int(1);
-  }
+  gt::Status status =
+      SummarizeByKey(db,
+                     "SELECT s.value AS k0, k.\"end\" - k.start AS v FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+                     "LEFT JOIN StringIds AS s ON s.id = k.demangledName",
+                     1, 1, 1, &groups, &grand_total);
   if (!status.ok())
     return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Instances"),
                     NumberColumn("Avg (ns)"), NumberColumn("Med (ns)"),        NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"), NumberColumn("StdDev (ns)"),     TextColumn("Name")};
-  for (const auto& [name, summary] : SortedSummaries(&groups)) {
+  for (const KeyedSummary& group : groups) {
+    const Summary& summary = group.summary;
     table->rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
                            summary.avg, summary.median, Cell::Int(summary.min), Cell::Int(summary.max), summary.stddev,
-                           Cell::Text(name)});
+                           Cell::Text(group.key[0])});
   }
   return gt::Status::Ok();
 }
 
 gt::Status BuildCudaGpuMemTimeSum(Database& db, Table* table) {
-  std::vector<MemOp> ops;
-  gt::Status status = LoadMemOps(db, *table, &ops);
+  std::string rows_sql;
+  gt::Status status = MemOpsSql(db, *table, "\"end\" - start", &rows_sql);
   if (!status.ok())
     return status;
-  std::map<std::string, std::vector<int64_t>> groups;
+  std::vector<KeyedSummary> groups;
   int64_t grand_total = 0;
-  for (const MemOp& op : ops) {
-    groups[op.name].push_back(op.duration);
-    grand_total += op.duration;
-  }
+  status = SummarizeByKey(db, rows_sql, 1, 1, 1, &groups, &grand_total);
+  if (!status.ok())
+    return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Count"),
                     NumberColumn("Avg (ns)"), NumberColumn("Med (ns)"),        NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"), NumberColumn("StdDev (ns)"),     TextColumn("Operation")};
-  for (const auto& [name, summary] : SortedSummaries(&groups)) {
+  for (const KeyedSummary& group : groups) {
+    const Summary& summary = group.summary;
     table->rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
                            summary.avg, summary.median, Cell::Int(summary.min), Cell::Int(summary.max), summary.stddev,
-                           Cell::Text(name)});
+                           Cell::Text(group.key[0])});
   }
   return gt::Status::Ok();
 }
 
 gt::Status BuildCudaGpuMemSizeSum(Database& db, Table* table) {
-  std::vector<MemOp> ops;
-  gt::Status status = LoadMemOps(db, *table, &ops);
+  std::string rows_sql;
+  gt::Status status = MemOpsSql(db, *table, "bytes", &rows_sql);
   if (!status.ok())
     return status;
-  std::map<std::string, std::vector<int64_t>> groups;
-  for (const MemOp& op : ops)
-    groups[op.name].push_back(op.bytes);
+  std::vector<KeyedSummary> groups;
+  status = SummarizeByKey(db, rows_sql, 1, kBytesPerMb, 3, &groups);
+  if (!status.ok())
+    return status;
   table->columns = {NumberColumn("Total (MB)"),  NumberColumn("Count"),    NumberColumn("Avg (MB)"),
                     NumberColumn("Med (MB)"),    NumberColumn("Min (MB)"), NumberColumn("Max (MB)"),
                     NumberColumn("StdDev (MB)"), TextColumn("Operation")};
-  for (const auto& [name, summary] : SortedSummaries(&groups, kBytesPerMb, 3)) {
+  for (const KeyedSummary& group : groups) {
+    const Summary& summary = group.summary;
     table->rows.push_back({ScaledValue(summary.total, kBytesPerMb, 3), Cell::Int(summary.count), summary.avg,
                            summary.median, ScaledValue(summary.min, kBytesPerMb, 3),
-                           ScaledValue(summary.max, kBytesPerMb, 3), summary.stddev, Cell::Text(name)});
+                           ScaledValue(summary.max, kBytesPerMb, 3), summary.stddev, Cell::Text(group.key[0])});
   }
   return gt::Status::Ok();
 }

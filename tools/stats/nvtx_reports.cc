@@ -24,6 +24,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "tools/stats/grouped_summary.h"
 #include "tools/stats/reports.h"
 #include "tools/stats/statistics.h"
 
@@ -52,41 +53,50 @@ gt::Status RequireNvtx(Database& db, const Table& table) {
   return gt::Status::Ok();
 }
 
-// Loads every push/pop and start/end range with its domain-prefixed name, ordered by thread and start.
+// A domain is announced once per process by an eventType-75 row; its name is text or a registered
+// string. The earliest announcement wins if a process announced the same id twice.
+constexpr char kDomainNamesSql[] =
+    "WITH domain_names AS ("
+    "  SELECT e.domainId AS domain_id, e.globalTid >> 24 AS process,"
+    "         coalesce(e.text, s.value) AS name, min(e.start) AS first_seen"
+    "  FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON s.id = e.textId"
+    "  WHERE e.eventType = 75"
+    "  GROUP BY e.domainId, e.globalTid >> 24) ";
+// "<domain>:<text>" of range row `r` (after kDomainNamesSql, with kRangesFromSql).
+constexpr char kRangeNameSql[] = "coalesce(d.name, '') || ':' || coalesce(r.text, s.value, '')";
+constexpr char kRangesFromSql[] =
+    "FROM NVTX_EVENTS AS r "
+    "LEFT JOIN domain_names AS d ON d.domain_id = r.domainId AND d.process = (r.globalTid >> 24) "
+    "LEFT JOIN StringIds AS s ON s.id = r.textId "
+    "WHERE r.eventType IN (59, 60, 70, 71) ";
+
+// The latest NVTX timestamp: where a range still open at the end of the capture ends.
+gt::Status LastTimestamp(Database& db, int64_t* last_timestamp) {
+  Statement statement;
+  gt::Status status =
+      db.Prepare("SELECT max(coalesce(max(start), 0), coalesce(max(\"end\"), 0)) FROM NVTX_EVENTS", &statement);
+  bool has_row = false;
+  if (status.ok())
+    status = statement.Step(&has_row);
+  if (!status.ok())
+    return status;
+  *last_timestamp = has_row ? statement.Int(0) : 0;
+  return gt::Status::Ok();
+}
+
+// Loads every push/pop and start/end range with its domain-prefixed name, ordered by thread and start
+// (nvtx_gpu_proj_sum, which nests ranges per thread).
 gt::Status LoadRanges(Database& db, std::vector<NvtxRange>* ranges) {
   int64_t last_timestamp = 0;
-  {
-    Statement statement;
-    gt::Status status =
-        db.Prepare("SELECT max(coalesce(max(start), 0), coalesce(max(\"end\"), 0)) FROM NVTX_EVENTS", &statement);
-    bool has_row = false;
-    if (status.ok())
-      status = statement.Step(&has_row);
-    if (!status.ok())
-      return status;
-    if (has_row)
-      last_timestamp = statement.Int(0);
-  }
+  gt::Status status = LastTimestamp(db, &last_timestamp);
+  if (!status.ok())
+    return status;
   const std::string end_tid = db.HasColumn(kNvtxTable, "endGlobalTid") ? "r.endGlobalTid" : "NULL";
-  // A domain is announced once per process by an eventType-75 row; its name is text or a registered
-  // string. The earliest announcement wins if a process announced the same id twice.
-  const std::string sql =
-      "WITH domain_names AS ("
-      "  SELECT e.domainId AS domain_id, e.globalTid >> 24 AS process,"
-      "         coalesce(e.text, s.value) AS name, min(e.start) AS first_seen"
-      "  FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON s.id = e.textId"
-      "  WHERE e.eventType = 75"
-      "  GROUP BY e.domainId, e.globalTid >> 24) "
-      "SELECT r.eventType, r.start, r.\"end\", r.globalTid, " +
-      end_tid +
-      ", coalesce(d.name, '') || ':' || coalesce(r.text, s.value, '') "
-      "FROM NVTX_EVENTS AS r "
-      "LEFT JOIN domain_names AS d ON d.domain_id = r.domainId AND d.process = (r.globalTid >> 24) "
-      "LEFT JOIN StringIds AS s ON s.id = r.textId "
-      "WHERE r.eventType IN (59, 60, 70, 71) "
-      "ORDER BY r.globalTid, r.start, r.rowid";
+  const std::string sql = std::string(kDomainNamesSql) + "SELECT r.eventType, r.start, r.\"end\", r.globalTid, " +
+                          end_tid + ", " + kRangeNameSql + " " + kRangesFromSql +
+                          "ORDER BY r.globalTid, r.start, r.rowid";
   Statement statement;
-  gt::Status status = db.Prepare(sql, &statement);
+  status = db.Prepare(sql, &statement);
   if (!status.ok())
     return status;
   for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
@@ -210,26 +220,33 @@ gt::Status BuildNvtxSum(Database& db, Table* table) {
   gt::Status status = RequireNvtx(db, *table);
   if (!status.ok())
     return status;
-  std::vector<NvtxRange> ranges;
-  status = LoadRanges(db, &ranges);
+  int64_t last_timestamp = 0;
+  status = LastTimestamp(db, &last_timestamp);
   if (!status.ok())
     return status;
-
-  std::map<std::pair<std::string, std::string>, std::vector<int64_t>> groups;  // (name, style)
+  // Grouped by (name, style) inside SQLite (grouped_summary.h): memory per name, not per range.
+  const std::string rows_sql = std::string(kDomainNamesSql) + "SELECT " + kRangeNameSql +
+                               " AS k0, "
+                               "       CASE WHEN r.eventType IN (59, 70) THEN 'PushPop' ELSE 'StartEnd' END AS k1, "
+                               "       CASE WHEN r.\"end\" IS NULL THEN max(" +
+                               std::to_string(last_timestamp) +
+                               ", r.start) "
+                               "            ELSE r.\"end\" END - r.start AS v " +
+                               kRangesFromSql;
+  std::vector<KeyedSummary> groups;
   int64_t grand_total = 0;
-  for (const NvtxRange& range : ranges) {
-    groups[{range.name, StyleName(range.push_pop)}].push_back(range.end - range.start);
-    grand_total += range.end - range.start;
-  }
+  status = SummarizeByKey(db, rows_sql, 2, 1, 1, &groups, &grand_total);
+  if (!status.ok())
+    return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Instances"),
                     NumberColumn("Avg (ns)"), NumberColumn("Med (ns)"),        NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"), NumberColumn("StdDev (ns)"),     TextColumn("Style"),
                     TextColumn("Range")};
-  for (const auto& [key, summary] : SortedSummaries(&groups)) {
+  for (const KeyedSummary& group : groups) {
     std::vector<Cell> row;
-    AppendTimeColumns(summary, grand_total, &row);
-    row.push_back(Cell::Text(key.second));
-    row.push_back(Cell::Text(key.first));
+    AppendTimeColumns(group.summary, grand_total, &row);
+    row.push_back(Cell::Text(group.key[1]));
+    row.push_back(Cell::Text(group.key[0]));
     table->rows.push_back(std::move(row));
   }
   return gt::Status::Ok();

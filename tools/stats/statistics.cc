@@ -38,41 +38,62 @@ Cell Percent(int64_t part, int64_t whole) {
   return Cell::Fixed(RoundDiv(static_cast<__int128>(part) * 1000, whole), 1);
 }
 
-Summary Summarize(std::vector<int64_t>* values, int64_t unit, int decimals) {
+SortedValueSummarizer::SortedValueSummarizer(int64_t count, __int128 total, int64_t unit, int decimals)
+    : count_(count),
+      total_(total),
+      unit_(unit),
+      decimals_(decimals),
+      mean_(count > 0 ? static_cast<long double>(total) / static_cast<long double>(count) : 0) {}
+
+void SortedValueSummarizer::Add(int64_t value) {
+  const int64_t index = added_++;
+  if (index == 0)
+    min_ = value;
+  max_ = value;
+  // The median of an even count is the mean of the middle pair; of an odd count, the middle twice.
+  if (count_ % 2 == 1 && index == count_ / 2)
+    middle_sum_ = 2 * static_cast<__int128>(value);
+  if (count_ % 2 == 0 && (index == count_ / 2 - 1 || index == count_ / 2))
+    middle_sum_ += value;
+  // Two passes around the exact mean keep the sum of squares small; long double for headroom.
+  const long double d = static_cast<long double>(value) - mean_;
+  squares_ += d * d;
+}
+
+Summary SortedValueSummarizer::Finish() const {
   Summary summary;
+  if (count_ == 0)
+    return summary;
+  summary.count = count_;
+  summary.total = static_cast<int64_t>(total_);
+  summary.min = min_;
+  summary.max = max_;
+  const __int128 scale = PowerOfTen(decimals_);
+  summary.avg = Cell::Fixed(RoundDiv(total_ * scale, static_cast<__int128>(count_) * unit_), decimals_);
+  summary.median = Cell::Fixed(RoundDiv(middle_sum_ * scale, 2 * static_cast<__int128>(unit_)), decimals_);
+  if (count_ < 2) {
+    summary.stddev = Cell::Fixed(0, decimals_);
+  } else {
+    const long double stddev = std::sqrt(squares_ / static_cast<long double>(count_ - 1));
+    summary.stddev = Cell::Fixed(
+        static_cast<int64_t>(std::llround(stddev * static_cast<long double>(scale) / static_cast<long double>(unit_))),
+        decimals_);
+  }
+  return summary;
+}
+
+Summary Summarize(std::vector<int64_t>* values, int64_t unit, int decimals) {
   std::vector<int64_t>& v = *values;
   if (v.empty())
-    return summary;
+    return Summary();
   std::sort(v.begin(), v.end());
-  const size_t n = v.size();
   __int128 total = 0;
   for (int64_t x : v)
     total += x;
-  summary.count = static_cast<int64_t>(n);
-  summary.total = static_cast<int64_t>(total);
-  summary.min = v.front();
-  summary.max = v.back();
-  const __int128 scale = PowerOfTen(decimals);
-  summary.avg = Cell::Fixed(RoundDiv(total * scale, static_cast<__int128>(n) * unit), decimals);
-  const __int128 middle_sum =
-      n % 2 == 1 ? 2 * static_cast<__int128>(v[n / 2]) : static_cast<__int128>(v[n / 2 - 1]) + v[n / 2];
-  summary.median = Cell::Fixed(RoundDiv(middle_sum * scale, 2 * static_cast<__int128>(unit)), decimals);
-  if (n < 2) {
-    summary.stddev = Cell::Fixed(0, decimals);
-  } else {
-    // Two passes around the exact mean keep the sum of squares small; long double for headroom.
-    const long double mean = static_cast<long double>(total) / static_cast<long double>(n);
-    long double squares = 0;
-    for (int64_t x : v) {
-      const long double d = static_cast<long double>(x) - mean;
-      squares += d * d;
-    }
-    const long double stddev = std::sqrt(squares / static_cast<long double>(n - 1));
-    summary.stddev = Cell::Fixed(
-        static_cast<int64_t>(std::llround(stddev * static_cast<long double>(scale) / static_cast<long double>(unit))),
-        decimals);
-  }
-  return summary;
+  SortedValueSummarizer summarizer(static_cast<int64_t>(v.size()), total, unit, decimals);
+  for (int64_t x : v)
+    summarizer.Add(x);
+  return summarizer.Finish();
 }
 
 std::string StripApiVersionSuffix(std::string_view name) {

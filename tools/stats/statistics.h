@@ -38,6 +38,30 @@ struct Summary {
 // Summarises `values` (non-empty; sorted in place). Avg/median/stddev are value/unit with `decimals`.
 Summary Summarize(std::vector<int64_t>* values, int64_t unit = 1, int decimals = 1);
 
+// The same summary from one group's values fed in ascending order, without keeping them: the count
+// and the total are known beforehand (a GROUP BY pass), so the median is picked by position and the
+// standard deviation summed around the exact mean in the same order Summarize sums it. Summarize
+// uses it, so both give identical cells.
+class SortedValueSummarizer {
+ public:
+  SortedValueSummarizer(int64_t count, __int128 total, int64_t unit, int decimals);
+  void Add(int64_t value);  // the next value, >= the previous one
+  int64_t added() const { return added_; }
+  Summary Finish() const;  // after exactly `count` values
+
+ private:
+  int64_t count_;
+  __int128 total_;
+  int64_t unit_;
+  int decimals_;
+  long double mean_;
+  int64_t added_ = 0;
+  int64_t min_ = 0;
+  int64_t max_ = 0;
+  __int128 middle_sum_ = 0;
+  long double squares_ = 0;
+};
+
 // Groups summarised and ordered by total descending (nsys's ORDER BY total DESC), ties by key
 // ascending so the order is deterministic.
 template <typename Key>

@@ -13,6 +13,15 @@
 #include "schema/format.h"
 
 namespace gt::stream {
+namespace {
+
+std::atomic<uint64_t> g_release_block_for_testing{0};
+
+}  // namespace
+
+void StreamReader::SetReleaseBlockBytesForTesting(uint64_t bytes) {
+  g_release_block_for_testing.store(bytes, std::memory_order_relaxed);
+}
 
 StreamReader::~StreamReader() {
   if (data_ != nullptr && size_ > 0) munmap(const_cast<unsigned char*>(data_), size_);
@@ -36,8 +45,20 @@ bool StreamReader::ReadVarint(uint64_t* pos, uint64_t* value) const {
   return false;
 }
 
+void StreamReader::ReleaseConsumed() {
+  const uint64_t end = pos_ - pos_ % page_bytes_;
+  if (end < released_ + release_block_bytes_) return;
+  // Advice only: on failure the pages stay resident, which costs memory, not correctness.
+  madvise(const_cast<unsigned char*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
+}
+
 Status StreamReader::Open(const std::string& path) {
   path_ = path;
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page > 0) page_bytes_ = static_cast<uint64_t>(page);
+  const uint64_t block = g_release_block_for_testing.load(std::memory_order_relaxed);
+  release_block_bytes_ = std::max(block != 0 ? block : kDefaultReleaseBlockBytes, page_bytes_);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Error(path + ": cannot open: " + strerror(errno));
   struct stat st;
@@ -94,6 +115,7 @@ Status StreamReader::Open(const std::string& path) {
 
 Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
   *has_chunk = false;
+  if (data_ != nullptr) ReleaseConsumed();
   while (pos_ < size_) {
     uint64_t at = pos_;
     uint64_t tag = 0, len = 0;

@@ -3,9 +3,13 @@
 // everything before it is good) from a damaged one (a complete chunk whose CRC or encoding is
 // wrong), and names the file and byte offset in every error.
 //
-// Single-threaded; one reader per file. The file is memory-mapped read-only.
+// Single-threaded; one reader per file. The file is memory-mapped read-only, and the pages of the
+// chunks already returned are given back (madvise MADV_DONTNEED) once a release block of them has
+// been read, so a reader's resident memory is bounded by the release block plus the chunk being
+// decoded, not by the file size (the page cache keeps the bytes; they are not this process's RSS).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -51,15 +55,28 @@ class StreamReader {
   // Human-readable description of what a cut cost ("" when the stream is complete).
   std::string TruncationWarning() const;
 
+  // Bytes of already-read chunks kept mapped before they are given back (rounded down to pages).
+  static constexpr uint64_t kDefaultReleaseBlockBytes = uint64_t{4} << 20;
+  // For tests: the release block of readers opened from now on (0 restores the default). Any thread.
+  static void SetReleaseBlockBytesForTesting(uint64_t bytes);
+  // Bytes at the start of the file whose pages this reader has given back so far.
+  uint64_t released_bytes() const { return released_; }
+
  private:
   Status Error(uint64_t offset, const std::string& what) const;
   bool ReadVarint(uint64_t* pos, uint64_t* value) const;
+  // Gives back the pages before pos_ once a release block of them has accumulated. Only bytes of
+  // chunks already returned are released: the caller's Chunk holds copies, never pointers into them.
+  void ReleaseConsumed();
 
   std::string path_;
   const unsigned char* data_ = nullptr;
   size_t size_ = 0;
   uint64_t pos_ = 0;
   uint64_t chunk_offset_ = 0;
+  uint64_t released_ = 0;  // [0, released_) given back; page-aligned
+  uint64_t release_block_bytes_ = kDefaultReleaseBlockBytes;
+  uint64_t page_bytes_ = 4096;
   schema::StreamHeader header_;
   ReadSummary summary_;
 };

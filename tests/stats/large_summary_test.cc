@@ -1,0 +1,274 @@
+// The *_sum reports on larger generated databases (thousands of rows, many names, repeated and odd
+// values, NULL names, open ranges, unicode) against a reference that computes them as gtrace did
+// before the reports moved into SQLite (grouped_summary.h): every row loaded with its name into
+// std::map<name, std::vector<int64_t>> and summarised by Summarize/SortedSummaries. The two must print
+// byte-identical CSV.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <map>
+#include <sstream>
+
+#include "tests/stats/nsys_test_db.h"
+#include "tools/stats/statistics.h"
+#include "tools/stats/table.h"
+
+namespace gt::stats::testing {
+namespace {
+
+// Deterministic pseudo-random numbers (no <random> distribution differences between libraries).
+struct Lcg {
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  uint64_t Next(uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  }
+};
+
+// Rows of `sql` (text key columns, then one integer value), as the old reports read them.
+template <typename Key, typename MakeKey>
+std::map<Key, std::vector<int64_t>> LoadGroups(const std::string& path,
+                                               const std::string& sql,
+                                               MakeKey make_key,
+                                               int value_column,
+                                               int64_t* grand_total) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::map<Key, std::vector<int64_t>> groups;
+  *grand_total = 0;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    const int64_t value = sqlite3_column_int64(stmt, value_column);
+    groups[make_key(stmt)].push_back(value);
+    *grand_total += value;
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return groups;
+}
+
+std::string ColumnText(sqlite3_stmt* stmt, int column) {
+  const unsigned char* text = sqlite3_column_text(stmt, column);
+  return text == nullptr ? std::string()
+                         : std::string(reinterpret_cast<const char*>(text),
+                                       static_cast<size_t>(sqlite3_column_bytes(stmt, column)));
+}
+
+std::string Csv(const Table& table) {
+  std::ostringstream out;
+  WriteTable(table, Format::kCsv, out);
+  return out.str();
+}
+
+std::vector<Column> Columns(std::vector<const char*> names) {
+  std::vector<Column> columns;
+  for (const char* name : names)
+    columns.push_back(Column{name, Align::kRight});
+  return columns;
+}
+
+// The old nvtx_sum: LoadRanges + std::map<(name, style), durations>.
+std::string ReferenceNvtxSum(const std::string& path) {
+  int64_t last = 0;
+  {
+    int64_t ignored = 0;
+    auto max_row = LoadGroups<int>(
+        path, "SELECT 0, max(coalesce(max(start), 0), coalesce(max(\"end\"), 0)) FROM NVTX_EVENTS",
+        [](sqlite3_stmt*) { return 0; }, 1, &ignored);
+    last = max_row[0][0];
+  }
+  const std::string sql =
+      "WITH domain_names AS ("
+      "  SELECT e.domainId AS domain_id, e.globalTid >> 24 AS process,"
+      "         coalesce(e.text, s.value) AS name, min(e.start) AS first_seen"
+      "  FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON s.id = e.textId"
+      "  WHERE e.eventType = 75"
+      "  GROUP BY e.domainId, e.globalTid >> 24) "
+      "SELECT coalesce(d.name, '') || ':' || coalesce(r.text, s.value, ''), r.eventType, "
+      "  CASE WHEN r.\"end\" IS NULL THEN max(" +
+      std::to_string(last) +
+      ", r.start) ELSE r.\"end\" END - r.start "
+      "FROM NVTX_EVENTS AS r "
+      "LEFT JOIN domain_names AS d ON d.domain_id = r.domainId AND d.process = (r.globalTid >> 24) "
+      "LEFT JOIN StringIds AS s ON s.id = r.textId "
+      "WHERE r.eventType IN (59, 60, 70, 71) ORDER BY r.globalTid, r.start, r.rowid";
+  int64_t grand_total = 0;
+  auto groups = LoadGroups<std::pair<std::string, std::string>>(
+      path, sql,
+      [](sqlite3_stmt* s) {
+        const int64_t type = sqlite3_column_int64(s, 1);
+        return std::make_pair(ColumnText(s, 0), std::string(type == 59 || type == 70 ? "PushPop" : "StartEnd"));
+      },
+      2, &grand_total);
+  Table table;
+  table.columns = Columns({"Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
+                           "StdDev (ns)", "Style", "Range"});
+  for (const auto& [key, s] : SortedSummaries(&groups)) {
+    table.rows.push_back({Percent(s.total, grand_total), Cell::Int(s.total), Cell::Int(s.count), s.avg, s.median,
+                          Cell::Int(s.min), Cell::Int(s.max), s.stddev, Cell::Text(key.second), Cell::Text(key.first)});
+  }
+  return Csv(table);
+}
+
+// The old cuda_api_sum / cuda_gpu_kern_sum / cuda_gpu_mem_time_sum shape: one name column.
+std::string ReferenceByName(const std::string& path,
+                            const std::string& sql,
+                            bool strip,
+                            const char* count_header,
+                            const char* name_header) {
+  int64_t grand_total = 0;
+  auto groups = LoadGroups<std::string>(
+      path, sql,
+      [strip](sqlite3_stmt* s) { return strip ? StripApiVersionSuffix(ColumnText(s, 0)) : ColumnText(s, 0); }, 1,
+      &grand_total);
+  Table table;
+  table.columns = Columns({"Time (%)", "Total Time (ns)", count_header, "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
+                           "StdDev (ns)", name_header});
+  for (const auto& [name, s] : SortedSummaries(&groups)) {
+    table.rows.push_back({Percent(s.total, grand_total), Cell::Int(s.total), Cell::Int(s.count), s.avg, s.median,
+                          Cell::Int(s.min), Cell::Int(s.max), s.stddev, Cell::Text(name)});
+  }
+  return Csv(table);
+}
+
+const char kMemOpsSql[] =
+    "SELECT '[CUDA memcpy ' || coalesce(o.label, 'Unknown') || ']', m.%s FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m "
+    "LEFT JOIN ENUM_CUDA_MEMCPY_OPER AS o ON o.id = m.copyKind "
+    "UNION ALL SELECT '[CUDA memset]', %s FROM CUPTI_ACTIVITY_KIND_MEMSET";
+
+std::string MemOpsSql(const char* value) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof(buffer), kMemOpsSql, value, value);
+  return buffer;
+}
+
+std::string ReferenceMemSizeSum(const std::string& path) {
+  int64_t ignored = 0;
+  auto groups = LoadGroups<std::string>(
+      path, MemOpsSql("bytes"), [](sqlite3_stmt* s) { return ColumnText(s, 0); }, 1, &ignored);
+  constexpr int64_t kMb = 1'000'000;
+  Table table;
+  table.columns =
+      Columns({"Total (MB)", "Count", "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)", "StdDev (MB)", "Operation"});
+  for (const auto& [name, s] : SortedSummaries(&groups, kMb, 3)) {
+    table.rows.push_back({ScaledValue(s.total, kMb, 3), Cell::Int(s.count), s.avg, s.median, ScaledValue(s.min, kMb, 3),
+                          ScaledValue(s.max, kMb, 3), s.stddev, Cell::Text(name)});
+  }
+  return Csv(table);
+}
+
+TEST(LargeSummaries, NvtxSumMatchesThePerRowReference) {
+  TestDb db("large_nvtx");
+  db.Create({"NVTX_EVENTS"});
+  db.Exec("BEGIN");
+  Lcg rng;
+  const int64_t thread = GlobalTid(100, 101);
+  const int64_t other = GlobalTid(200, 201);
+  db.AddNvtx({.start = 0, .event_type = 75, .text = "Dom", .global_tid = thread, .domain_id = 3});
+  db.AddNvtx({.start = 0, .event_type = 75, .registered_text = "Reg", .global_tid = other, .domain_id = 3});
+  int64_t start = 10;
+  for (int i = 0; i < 20000; ++i) {
+    NvtxRow row;
+    row.start = start;
+    start += 1 + static_cast<int64_t>(rng.Next(50));
+    // Few distinct durations: ties, repeated medians, even and odd counts per name.
+    const int64_t duration = static_cast<int64_t>(rng.Next(i % 3 == 0 ? 7 : 100000));
+    if (rng.Next(500) != 0)
+      row.end = row.start + duration;  // else still open: ends at the last timestamp
+    row.event_type = rng.Next(4) == 0 ? 60 : 59;
+    const uint64_t name = rng.Next(60);
+    if (name == 0) {
+      // no text at all: ":"
+    } else if (name < 10) {
+      row.registered_text = "reg-" + std::to_string(name);
+    } else if (name < 12) {
+      row.text = name == 10 ? "ünïcødé ✓" : "Zeta";
+    } else {
+      row.text = "range-" + std::to_string(name);
+    }
+    row.global_tid = rng.Next(2) == 0 ? thread : other;
+    row.domain_id = rng.Next(3) == 0 ? 3 : 0;
+    db.AddNvtx(row);
+  }
+  db.Exec("COMMIT");
+  const std::string expected = ReferenceNvtxSum(db.path());
+  EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 150);  // many groups
+  EXPECT_EQ(RunOk(db.path(), "nvtx_sum"), expected);
+}
+
+TEST(LargeSummaries, CudaApiAndKernelSumsMatchThePerRowReference) {
+  TestDb db("large_cuda");
+  db.Create({"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL"});
+  db.Exec("BEGIN");
+  Lcg rng;
+  // Two spellings print the same API name ("cudaMalloc_v3020" and "cudaMalloc"): one row together.
+  const std::vector<std::string> apis = {"cudaMalloc_v3020",
+                                         "cudaMalloc",
+                                         "cudaLaunchKernel_v7000",
+                                         "cudaGraphLaunch_v10000",
+                                         "cudaGetDeviceProperties_v2_v12000",
+                                         "cuLaunchKernel",
+                                         "_v1234",
+                                         "x"};
+  for (int i = 0; i < 12000; ++i) {
+    const int64_t start = i * 100;
+    const int64_t duration = static_cast<int64_t>(rng.Next(i % 2 == 0 ? 5 : 5000));
+    db.AddRuntime(start, start + duration, GlobalTid(100, 101), i, apis[rng.Next(apis.size())], 0,
+                  rng.Next(20) == 0 ? 67 : 0);
+  }
+  for (int i = 0; i < 8000; ++i) {
+    KernelRow k;
+    k.start = i * 100;
+    k.end = k.start + static_cast<int64_t>(rng.Next(i % 5 == 0 ? 3 : 100000));
+    k.global_pid = GlobalPid(100);
+    k.correlation_id = i;
+    k.demangled_name = "kernel<" + std::to_string(rng.Next(40)) + ">(float*)";
+    k.short_name = "kernel";
+    db.AddKernel(k);
+  }
+  // A kernel whose name id is missing from StringIds reads as "".
+  db.Exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = 999999 WHERE rowid % 97 = 0");
+  db.Exec("COMMIT");
+  EXPECT_EQ(RunOk(db.path(), "cuda_api_sum"),
+            ReferenceByName(db.path(),
+                            "SELECT s.value, r.\"end\" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+                            "LEFT JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass IS NOT 67",
+                            true, "Num Calls", "Name"));
+  EXPECT_EQ(RunOk(db.path(), "cuda_gpu_kern_sum"),
+            ReferenceByName(db.path(),
+                            "SELECT s.value, k.\"end\" - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL AS k "
+                            "LEFT JOIN StringIds AS s ON s.id = k.demangledName",
+                            false, "Instances", "Name"));
+}
+
+TEST(LargeSummaries, MemorySumsMatchThePerRowReference) {
+  TestDb db("large_mem");
+  db.Create({"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"});
+  db.CreateEnums();
+  db.Exec("BEGIN");
+  Lcg rng;
+  for (int i = 0; i < 6000; ++i) {
+    MemcpyRow m;
+    m.start = i * 100;
+    m.end = m.start + static_cast<int64_t>(rng.Next(3000));
+    m.bytes = static_cast<int64_t>(rng.Next(i % 2 == 0 ? 4 : 9000000));
+    const int64_t kinds[] = {1, 2, 8, 77};  // 77: a kind the enum lacks -> "Unknown"
+    m.copy_kind = kinds[rng.Next(4)];
+    db.AddMemcpy(m);
+  }
+  for (int i = 0; i < 3001; ++i) {
+    MemsetRow m;
+    m.start = i * 100;
+    m.end = m.start + static_cast<int64_t>(rng.Next(700));
+    m.bytes = static_cast<int64_t>(rng.Next(1000000));
+    db.AddMemset(m);
+  }
+  db.Exec("COMMIT");
+  EXPECT_EQ(RunOk(db.path(), "cuda_gpu_mem_time_sum"),
+            ReferenceByName(db.path(), MemOpsSql("\"end\" - start"), false, "Count", "Operation"));
+  EXPECT_EQ(RunOk(db.path(), "cuda_gpu_mem_size_sum"), ReferenceMemSizeSum(db.path()));
+}
+
+}  // namespace
+}  // namespace gt::stats::testing
