@@ -37,6 +37,22 @@ RENAMED = {"rank": "commRank"}
 LAUNCHER_RANK_TABLES = ("GTRACE_RANKS", "MPI_RANKS")  # their `rank` is the partition key itself
 
 
+def _cdiv(a, b):
+    """C's integer division (truncates toward zero), as ClockCorrection::At computes."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def corrected(t, a):
+    """Rank-local session ns -> the merged, aligned time line: shift onto the merge's time base, then
+    ClockCorrection::At (tools/export/clock_align.h) in the same integer arithmetic."""
+    shift, offset, drift, ref = a
+    t += shift
+    d = t - ref
+    return t + offset + _cdiv(_cdiv(d, 1000000) * drift, 1000) + _cdiv((d - _cdiv(d, 1000000) * 1000000) * drift,
+                                                                       1000000000)
+
+
 class DatasetError(Exception):
     """A bad input or a bad dataset: the message names the file or partition."""
 
@@ -223,6 +239,7 @@ class Converter:
         self.alignment = alignment or {}  # rank -> (shift_ns, offset_ns, drift_ppb, ref_ns)
         self.manifests = {}  # rank -> manifest dict
         self.suffix = ".tmp-%d" % os.getpid()
+        self.session_override = None
         self.started = False  # output created or partitions written: discard() on failure
         self.open_writers = []
 
@@ -259,26 +276,16 @@ class Converter:
         return sql
 
     def _apply_alignment(self, table, columns, rank):
-        """The in-job recipe: this rank's clock correction on every time column (integer arithmetic as
-        ClockCorrection::At: aligned = t + offset + (t - ref) * drift / 1e9, truncated toward zero)."""
+        """The in-job recipe: this rank's clock correction on every time column."""
         a = self.alignment.get(rank)
         if a is None:
             return columns
-        shift, offset, drift, ref = a
         kinds = dict(time_columns(self.catalog, table))
         out = []
         for name, values in columns:
             k = kinds.get(name)
             if k is not None:
-                new = []
-                for v in values:
-                    if v is None or (k == "time_or_zero" and v == 0):
-                        new.append(v)
-                        continue
-                    t = v + shift
-                    d = (t - ref) * drift
-                    new.append(t + offset + (abs(d) // 1000000000) * (1 if d >= 0 else -1))
-                values = new
+                values = [v if v is None or (k == "time_or_zero" and v == 0) else corrected(v, a) for v in values]
             out.append((name, values))
         return out
 
@@ -315,7 +322,8 @@ class Converter:
             gpid_rank = {allr[0][0]: (self.only_rank, allr[0][2])}
         self._prepare_output([r for r, _ in gpid_rank.values()])
         for rank, host in gpid_rank.values():
-            self.manifests[rank] = {"version": DATASET_VERSION, "rank": rank, "host": host, "session": session,
+            self.manifests[rank] = {"version": DATASET_VERSION, "rank": rank, "host": host,
+                                    "session": self.session_override or session,
                                     "compression": self.compression, "tables": {}}
         for si, (db, con, ranks) in enumerate(sources):
             source = "rank=%d" % self.only_rank if self.only_rank is not None else \
@@ -526,12 +534,44 @@ def _alignment_from(path, rank_db):
     gp, own_off = own.execute("SELECT globalPid, clockOffsetNs FROM GTRACE_RANKS").fetchone()
     rank = own.execute("SELECT rank FROM GTRACE_RANKS").fetchone()[0]
     own.close()
-    row = con.execute("SELECT clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs FROM GTRACE_RANKS "
-                      "WHERE rank = ?", (rank,)).fetchone()
+    row = con.execute("SELECT clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId FROM GTRACE_RANKS "
+                      "WHERE globalPid & 16777215 = ? & 16777215 AND rank IS ?", (gp, rank)).fetchone()
+    if row is None:
+        row = con.execute("SELECT clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId FROM GTRACE_RANKS "
+                          "WHERE rank = ?", (rank,)).fetchone()
     con.close()
     if row is None:
         raise DatasetError("%s: rank %s is not in the alignment database" % (path, rank))
-    return rank, (row[0] - own_off, row[1] or 0, row[2] or 0, row[3] or 0)
+    return row[4], (row[0] - own_off, row[1] or 0, row[2] or 0, row[3] or 0)
+
+
+# Tables a summary keeps whole: what a merge needs to place and align a rank (GTRACE_RANKS: its clock
+# pair and offset; GTRACE_NCCL_OPERATIONS: its collective ends, the anchors) and the small
+# per-process tables; every other table keeps its schema and loses its rows.
+SUMMARY_EMPTIED_PREFIXES = ("CUPTI_ACTIVITY_KIND_", "NVTX_EVENTS", "GTRACE_NCCL_EVENTS", "GTRACE_NCCL_EVENT_STATES",
+                            "GPU_METRICS", "CUDA_GPU_MEMORY_", "CUDA_GRAPH_EVENTS", "CUDA_CALLCHAINS",
+                            "GTRACE_RANGE_METRICS", "DIAGNOSTIC_EVENT", "PROFILER_OVERHEAD", "OSRT_", "SCHED_")
+
+
+def write_summary(db, out, force=False):
+    """A small copy of one rank's database for the clock alignment: its collectives and process
+    tables only (kilobytes where the database has gigabytes)."""
+    src = _open(db)
+    if os.path.exists(out) and not force:
+        raise DatasetError("%s exists (use --force-overwrite to replace it)" % out)
+    tmp = out + ".tmp-%d" % os.getpid()
+    dst = sqlite3.connect(tmp)
+    src.backup(dst)
+    src.close()
+    for t in _tables(dst):
+        if t.startswith(SUMMARY_EMPTIED_PREFIXES):
+            dst.execute('DELETE FROM "%s"' % t)
+    if "GTRACE_NCCL_OPERATIONS" in _tables(dst):
+        dst.execute("DELETE FROM GTRACE_NCCL_OPERATIONS WHERE kind IS NOT 'Coll'")
+    dst.commit()
+    dst.execute("VACUUM")
+    dst.close()
+    os.replace(tmp, out)
 
 
 def main(argv=None):
@@ -549,11 +589,20 @@ def main(argv=None):
     c.add_argument("--gtrace", help="the gtrace CLI (for the catalog)")
     c.add_argument("-f", "--force-overwrite", action="store_true")
     c.add_argument("inputs", nargs="+")
+    m = sub.add_parser("summary", help="one rank's database -> its small summary for the clock alignment")
+    m.add_argument("-o", "--output", required=True)
+    m.add_argument("-f", "--force-overwrite", action="store_true")
+    m.add_argument("database")
     k = sub.add_parser("check", help="every partition present and readable, row counts as promised")
     k.add_argument("dataset")
     k.add_argument("--world-size", type=int, help="ranks 0..N-1 must all be there")
     a = ap.parse_args(argv)
     try:
+        if a.cmd == "summary":
+            write_summary(a.database, a.output, a.force_overwrite)
+            sys.stderr.write("gtrace: wrote %s (summary of %s, %d bytes)\n" % (a.output, a.database,
+                                                                             os.path.getsize(a.output)))
+            return 0
         if a.cmd == "check":
             m = check_dataset(a.dataset, world_size=a.world_size)
             rows = sum(sum(x["tables"].values()) for x in m.values())
@@ -564,10 +613,12 @@ def main(argv=None):
         if a.alignment:
             if a.rank is None or len(a.inputs) != 1:
                 raise DatasetError("--alignment needs --rank and one database")
-            r, corr = _alignment_from(a.alignment, a.inputs[0])
+            session, corr = _alignment_from(a.alignment, a.inputs[0])
             alignment = {a.rank: corr}
         conv = Converter(a.output, catalog, compression=None if a.compression == "none" else a.compression,
                          row_group_rows=a.row_group_rows, rank=a.rank, force=a.force_overwrite, alignment=alignment)
+        if alignment:
+            conv.session_override = session  # on the merged summaries' time line: their session
         try:
             ranks = conv.convert(a.inputs)
         except Exception as e:
