@@ -35,6 +35,8 @@ BATCH_ROWS = 65536
 # The column a table's own `rank` has in the dataset: the partition key `rank` is the launcher rank.
 RENAMED = {"rank": "commRank"}
 LAUNCHER_RANK_TABLES = ("GTRACE_RANKS", "MPI_RANKS")  # their `rank` is the partition key itself
+# Tables with a globalPid column whose rows are not per process (one per clock domain): under _meta.
+NOT_PER_RANK = ("GTRACE_CLOCK_ALIGNMENT",)
 
 
 def _cdiv(a, b):
@@ -240,6 +242,7 @@ class Converter:
         self.manifests = {}  # rank -> manifest dict
         self.suffix = ".tmp-%d" % os.getpid()
         self.session_override = None
+        self.warnings = []
         self.started = False  # output created or partitions written: discard() on failure
         self.open_writers = []
 
@@ -330,7 +333,9 @@ class Converter:
                 ("session" if len(sources) == 1 else "db%d" % si)
             for table in _tables(con):
                 cols = [n for n, _ in _columns(con, table)]
-                if "globalPid" in cols:
+                if table in NOT_PER_RANK:
+                    self._meta_table(con, table, source)
+                elif "globalPid" in cols:
                     self._rank_table(con, table, "t.globalPid", gpid_rank)
                 elif "globalTid" in cols:
                     self._rank_table(con, table, "t.globalTid & %d" % PID_MASK, gpid_rank)
@@ -403,6 +408,7 @@ class Converter:
             regrouped = False
             cur = con.execute(self._select(con, table, order, process_expr))
             pending, pending_rank = [], None
+            skipped = 0
 
             def flush():
                 if not pending:
@@ -429,7 +435,8 @@ class Converter:
                 for row in rows:
                     g = row[0]
                     if g not in gpid_rank:
-                        continue  # a process of no rank converted here (per-rank mode: none)
+                        skipped += 1  # a process that is no rank (an untraced ancestor), or no process
+                        continue
                     if g != pending_rank or len(pending) >= BATCH_ROWS:
                         if not flush():
                             regrouped = True
@@ -446,6 +453,8 @@ class Converter:
             break
         for rank, n in w.rows.items():
             self.manifests[rank]["tables"][table] = n
+        if skipped:
+            self.warnings.append("%s: %d row(s) of processes that are not ranks left out" % (table, skipped))
 
     def _meta_table(self, con, table, source):
         pa = self.pa
@@ -626,6 +635,8 @@ def main(argv=None):
                 raise
             conv.discard()
             raise DatasetError("conversion to %s failed, nothing of it kept: %s: %s" % (a.output, type(e).__name__, e))
+        for w in conv.warnings:
+            sys.stderr.write("gtrace: warning: %s\n" % w)
         sys.stderr.write("gtrace: wrote %s (Parquet, %d rank%s%s)\n" % (
             a.output, len(ranks), "" if len(ranks) == 1 else "s", ", rank %d" % a.rank if a.rank is not None else ""))
         return 0
