@@ -354,11 +354,13 @@ class Analyzer {
         insts_.push_back(InstanceAgg{key});
       InstanceAgg& in = insts_[it->second];
       ++in.count;
-      if (e < in.first) {
+      // Equal entries: the lower rank (rank_index follows the rank order), whatever order the
+      // databases list the ranks in (a merge of rank-0..rank-15 reads rank-10 before rank-2).
+      if (e < in.first || (e == in.first && op.rank_index < in.first_rank)) {
         in.first = e;
         in.first_rank = op.rank_index;
       }
-      if (e > in.last) {
+      if (e > in.last || (e == in.last && op.rank_index < in.last_rank)) {
         in.last = e;
         in.last_rank = op.rank_index;
       }
