@@ -266,7 +266,35 @@ def part_injob():
     check("different export sessions" in p.stderr, "unaligned per-rank partitions refused: " + p.stderr.strip())
 
 
-{"dataset": part_dataset, "analyze": part_analyze, "errors": part_errors, "injob": part_injob}[PART]()
+def part_slurm():
+    here = os.path.dirname(os.path.abspath(__file__))
+    simulate()
+    os.makedirs("local")
+    for r in range(RANKS):
+        run([G, "export", "-o", "local/rank-%d.sqlite" % r, "streams/rank-%d.gtrace" % r])
+    run([G, "export", "-o", "merged.sqlite"] + ["local/rank-%d.sqlite" % r for r in range(RANKS)])
+    env = dict(os.environ, GTRACE=G, SRUN=os.path.join(here, "fake_srun.sh"), NTASKS=str(RANKS))
+    script = os.path.join(here, "..", "..", "scripts", "slurm-parquet.sh")
+    p = subprocess.run(["bash", script, "streams/rank-{rank}.gtrace", "ds"], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    check(p.returncode == 0 and "8 ranks" in p.stdout, "slurm-parquet.sh with a stand-in srun: rc %d" % p.returncode)
+    if p.returncode != 0:
+        print(p.stdout[-3000:])
+    check(os.listdir("ds.work/local") == [], "the per-rank databases removed after conversion")
+    args = ["--step-range", "train_step", "--format", "json", "--top", "100000"]
+    native = run([G, "analyze", "merged.sqlite"] + args).stdout
+    duck = run([G, "analyze", "--engine", "duckdb", "ds"] + args).stdout
+    check(duck == native, "dataset of the recipe analysed == gtrace analyze of the merged per-rank databases")
+    os.remove("streams/rank-5.gtrace")
+    p = subprocess.run(["bash", script, "streams/rank-{rank}.gtrace", "ds2"], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    check(p.returncode != 0 and "rank 5: streams/rank-5.gtrace: no such stream" in p.stdout and
+          "step 1 (per-rank export) failed" in p.stdout, "a missing stream named, the recipe stops: rc %d"
+          % p.returncode)
+
+
+{"dataset": part_dataset, "analyze": part_analyze, "errors": part_errors, "injob": part_injob,
+ "slurm": part_slurm}[PART]()
 if FAILS:
     print("%d check(s) failed" % len(FAILS))
     sys.exit(1)
