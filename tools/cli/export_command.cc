@@ -345,7 +345,9 @@ int RunExport(const std::vector<std::string>& args) {
               "database (ours or nsys's) into a viewer format: perfetto (.pftrace for ui.perfetto.dev),\n"
               "kineto-json (a directory of per-rank Chrome-trace JSON files for Holistic Trace Analysis; a\n"
               "single .json for one rank), paraver (.prv/.pcf/.row). Outputs are written to temporaries and\n"
-              "renamed when complete; an existing output is kept unless --force-overwrite is given.");
+              "renamed when complete; an existing output is kept unless --force-overwrite is given.\n"
+              "--type parquet: a hive-partitioned Parquet dataset (DIR/<TABLE>/rank=<r>/part-0.parquet) by\n"
+              "python -m gtrace.parquet (pyarrow; GTRACE_PYTHON names the interpreter); docs/multi-rank.md.");
   p.Add({"output", 'o', true, "FILE", "output to write (default: the single input with .sqlite, .pftrace, .kineto or .prv)",
          [&](std::string_view v) {
            o.output = std::string(v);
