@@ -16,6 +16,7 @@ BUILD=${BUILD_DIR:-build}
 PY=${PYTHON:-$BUILD/parquet-venv/bin/python}
 RANKS=${RANKS:-1000}; PER_HOST=${PER_HOST:-8}; STEPS=${STEPS:-50}; KERNELS=${KERNELS:-100}; BUCKETS=${BUCKETS:-8}
 REPEATS=${REPEATS:-3}; SAMPLE=${SAMPLE:-24}; WORKERS=${WORKERS:-2}
+CODECS=${CODECS:-zstd snappy}; RG64K=${RG64K:-0}  # RG64K=1: also zstd with 64 Ki-row groups (big ranks)
 G=$ROOT/$BUILD/bin/gtrace
 export GTRACE_PYTHON=$ROOT/$PY PYTHONPATH=$ROOT/python
 work=${WORK:-$(mktemp -d /tmp/gtrace-parquet-bench-XXXXXX)}
@@ -41,11 +42,11 @@ db_bytes=$(bytes "$work/merged.sqlite")
 k_db_bytes=$("$PY" -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(\"SELECT sum(pgsize) FROM dbstat WHERE name='CUPTI_ACTIVITY_KIND_KERNEL'\").fetchone()[0])" "$work/merged.sqlite")
 "$G" export --column-catalog > "$work/catalog.json"
 
-echo "== convert: zstd and snappy (1 Mi-row groups), zstd with 64 Ki-row groups"
-for c in zstd snappy; do
+echo "== convert: $CODECS (1 Mi-row groups)$([ "$RG64K" = 1 ] && echo ", zstd with 64 Ki-row groups")"
+for c in $CODECS; do
   timed "convert_$c" "$G" export --type parquet --compression "$c" -o "$work/ds_$c" "$work/merged.sqlite"
 done
-timed convert_zstd_rg64k "$G" export --type parquet --row-group-rows 65536 -o "$work/ds_rg64k" "$work/merged.sqlite"
+[ "$RG64K" = 1 ] && timed convert_zstd_rg64k "$G" export --type parquet --row-group-rows 65536 -o "$work/ds_rg64k" "$work/merged.sqlite"
 files=$(find "$work/ds_zstd" -name '*.parquet' | wc -l)
 
 echo "== in the job: $SAMPLE ranks, each alone (export its stream, summary, conversion with the alignment)"
@@ -76,6 +77,11 @@ cmp -s "$work/native.out" "$work/dask.out" && dask_same=identical || dask_same=D
 summary=$("$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print('; '.join('%s %s' % (r['Metric'].strip(), r['Value']) for r in d['summary'][:5])); print('straggler ranked first: rank %d' % d['stragglers'][0]['Rank'])" "$work/native.out")
 
 per() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", a / b}'; }
+row() {  # a table row for the dataset in $work/$2 (if it was made), converted by timed step $3
+  [ -d "$work/$2" ] || return 0
+  local k; k=$(bytes "$work/$2/CUPTI_ACTIVITY_KIND_KERNEL")
+  echo "| Parquet $1 | $k | $(per "$k" "$kernels") | $(bytes "$work/$2") | $(per "$(bytes "$work/$2")" "$records") | $(secs "$3") | $(mib "$3") |"
+}
 out=${OUT:-bench/results/$(date -u +%Y-%m-%d)-parquet.md}
 mkdir -p "$(dirname "$out")"
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
@@ -97,8 +103,8 @@ $records records; merged database $db_bytes bytes, $kernels kernel rows.
 |---|---|---|---|---|---|---|
 | SQLite (merged export; KERNEL pages from dbstat) | $k_db_bytes | $(per "$k_db_bytes" "$kernels") | $db_bytes | $(per "$db_bytes" "$records") | $(secs export) (export) | $(mib export) |
 | Parquet zstd, 1 Mi-row groups (default) | $(bytes "$work/ds_zstd/CUPTI_ACTIVITY_KIND_KERNEL") | $(per "$(bytes "$work/ds_zstd/CUPTI_ACTIVITY_KIND_KERNEL")" "$kernels") | $(bytes "$work/ds_zstd") | $(per "$(bytes "$work/ds_zstd")" "$records") | $(secs convert_zstd) | $(mib convert_zstd) |
-| Parquet snappy | $(bytes "$work/ds_snappy/CUPTI_ACTIVITY_KIND_KERNEL") | $(per "$(bytes "$work/ds_snappy/CUPTI_ACTIVITY_KIND_KERNEL")" "$kernels") | $(bytes "$work/ds_snappy") | $(per "$(bytes "$work/ds_snappy")" "$records") | $(secs convert_snappy) | $(mib convert_snappy) |
-| Parquet zstd, 64 Ki-row groups | $(bytes "$work/ds_rg64k/CUPTI_ACTIVITY_KIND_KERNEL") | $(per "$(bytes "$work/ds_rg64k/CUPTI_ACTIVITY_KIND_KERNEL")" "$kernels") | $(bytes "$work/ds_rg64k") | $(per "$(bytes "$work/ds_rg64k")" "$records") | $(secs convert_zstd_rg64k) | $(mib convert_zstd_rg64k) |
+$(row "snappy" ds_snappy convert_snappy)
+$(row "zstd, 64 Ki-row groups" ds_rg64k convert_zstd_rg64k)
 
 The zstd dataset has $files files. (Convert s: \`gtrace export --type parquet\` of the merged database, once each.)
 
