@@ -25,6 +25,10 @@ from gtrace.parquet import DatasetError, check_dataset, partition_path
 
 NEEDED_TABLES = {t for t, _ in Q.VIEWS.values()}
 REPORTS = ["summary", "steps", "step_ranks", "stragglers", "collectives", "gpu_gaps", "ranks"]
+TITLES = {"summary": "Multi-Rank Efficiency (POP model)", "steps": "Iterations Across Ranks",
+          "step_ranks": "Iterations per Rank", "stragglers": "Ranks by Time They Made Others Wait",
+          "collectives": "Collective Instances by Waiting", "gpu_gaps": "Longest GPU Idle Gaps",
+          "ranks": "GPU Time per Rank in the Window"}  # tools/analyze/report.cc
 
 
 def _duckdb():
@@ -474,7 +478,7 @@ def write_reports(tables, reports, fmt, out):
     for i, name in enumerate(reports):
         cols, rows = tables[name]
         if len(reports) > 1:
-            out.write(("\n" if i else "") + "# %s\n" % name)
+            out.write(("\n" if i else "") + "# %s (%s)\n" % (TITLES[name], name))
         w = csv.writer(out, lineterminator="\n")
         w.writerow(cols)
         for row in rows:
