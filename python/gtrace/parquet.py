@@ -198,6 +198,7 @@ class _Writers:
         self.options, self.suffix = options, tmp_suffix
         self.rank, self.writer, self.rows = None, None, {}
         self.written = []  # final paths
+        self.pending, self.pending_rows = [], 0  # batches of the row group being collected
 
     def write(self, rank, batch):
         if rank != self.rank:
@@ -209,18 +210,30 @@ class _Writers:
             self.rank, self.path = rank, path
             self.writer = self.pq.ParquetWriter(path + self.suffix, self.schema, **self.options)
             self.rows[rank] = 0
-        self.writer.write_table(batch, row_group_size=self.options_rg)
+        # Batches are collected up to a row group: each write_table call ends a group.
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= self.options_rg:
+            self._write_group()
         self.rows[rank] += batch.num_rows
         return True
 
+    def _write_group(self):
+        if self.pending:
+            import pyarrow as pa
+            self.writer.write_table(pa.concat_tables(self.pending), row_group_size=self.options_rg)
+        self.pending, self.pending_rows = [], 0
+
     def close(self):
         if self.writer is not None:
+            self._write_group()
             self.writer.close()
             os.replace(self.path + self.suffix, self.path)
             self.written.append(self.path)
         self.writer, self.rank = None, None
 
     def abandon(self):
+        self.pending, self.pending_rows = [], 0
         if self.writer is not None:
             self.writer.close()
             os.remove(self.path + self.suffix)

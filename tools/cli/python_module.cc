@@ -70,8 +70,8 @@ int RunPythonModule(const std::string& module, const std::vector<std::string>& a
       cargv.push_back(a.data());
     cargv.push_back(nullptr);
     execvp(cargv[0], cargv.data());
-    std::string msg = "gtrace: cannot run " + python + " (set GTRACE_PYTHON to a Python with pyarrow and duckdb): " +
-                      std::strerror(errno) + "\n";
+    std::string msg = "gtrace: cannot run " + python +
+                      " (set GTRACE_PYTHON to a Python with pyarrow and duckdb): " + std::strerror(errno) + "\n";
     ssize_t w = write(2, msg.data(), msg.size());
     (void)w;
     _exit(127);
