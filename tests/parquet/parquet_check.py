@@ -76,7 +76,8 @@ def part_dataset():
     run([G, "export", "-o", "job.sqlite", "streams"])
     p = run([G, "export", "--type", "parquet", "-o", "ds", "job.sqlite"])
     check("gtrace: wrote ds (Parquet, 8 ranks)" in p.stderr, "export from the database: " + p.stderr.strip()[-80:])
-    run([G, "export", "--type", "parquet", "--compression", "snappy", "-o", "ds_streams", "streams"])
+    run([G, "export", "--type", "parquet", "--compression", "snappy", "--row-group-rows", "100", "-o", "ds_streams",
+         "streams"])
     db = sqlite3.connect("job.sqlite")
     ranks = rank_of_gpid(db)
     hosts = {r: "node%d" % (r // 4) for r in range(RANKS)}
@@ -139,6 +140,13 @@ def part_dataset():
         check(a == b, "from the streams: %s has the same %d rows" % (t, a))
     codec = pq.read_metadata(glob.glob("ds_streams/CUPTI_ACTIVITY_KIND_KERNEL/*/*.parquet")[0]).row_group(0).column(0)
     check(codec.compression == "SNAPPY", "--compression snappy: %s" % codec.compression)
+    meta = pq.read_metadata("ds_streams/CUPTI_ACTIVITY_KIND_KERNEL/rank=0/part-0.parquet")
+    groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    per_rank = int(truth["kernels"]) // RANKS
+    check(groups == [100] * (per_rank // 100) + ([per_rank % 100] if per_rank % 100 else []),
+          "--row-group-rows 100: %d groups for %d kernels" % (len(groups), per_rank))
+    meta = pq.read_metadata("ds/CUPTI_ACTIVITY_KIND_KERNEL/rank=0/part-0.parquet")
+    check(meta.num_row_groups == 1, "default row groups (1 Mi rows): one group for %d kernels" % meta.num_rows)
     codec = pq.read_metadata(glob.glob("ds/CUPTI_ACTIVITY_KIND_KERNEL/*/*.parquet")[0]).row_group(0).column(0)
     check(codec.compression == "ZSTD", "default compression zstd: %s" % codec.compression)
     p = run([sys.executable, "-m", "gtrace.parquet", "check", "ds", "--world-size", str(RANKS)])
