@@ -103,8 +103,7 @@ $records records; merged database $db_bytes bytes, $kernels kernel rows.
 |---|---|---|---|---|---|---|
 | SQLite (merged export; KERNEL pages from dbstat) | $k_db_bytes | $(per "$k_db_bytes" "$kernels") | $db_bytes | $(per "$db_bytes" "$records") | $(secs export) (export) | $(mib export) |
 | Parquet zstd, 1 Mi-row groups (default) | $(bytes "$work/ds_zstd/CUPTI_ACTIVITY_KIND_KERNEL") | $(per "$(bytes "$work/ds_zstd/CUPTI_ACTIVITY_KIND_KERNEL")" "$kernels") | $(bytes "$work/ds_zstd") | $(per "$(bytes "$work/ds_zstd")" "$records") | $(secs convert_zstd) | $(mib convert_zstd) |
-$(row "snappy" ds_snappy convert_snappy)
-$(row "zstd, 64 Ki-row groups" ds_rg64k convert_zstd_rg64k)
+$(row "snappy" ds_snappy convert_snappy; row "zstd, 64 Ki-row groups" ds_rg64k convert_zstd_rg64k)
 
 The zstd dataset has $files files. (Convert s: \`gtrace export --type parquet\` of the merged database, once each.)
 
