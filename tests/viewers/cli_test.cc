@@ -110,7 +110,7 @@ TEST(ViewerCli, ErrorsNameTheFileAndOutputsAreKept) {
   testing::WriteFixture(dir.File("run.sqlite"), testing::FixtureOptions{2, false, false, false});
   RunResult r = Gtrace({"export", "--type", "bogus", dir.File("run.sqlite")});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--type: 'bogus' is not supported (known: sqlite, perfetto, kineto-json, paraver)"),
+  EXPECT_NE(r.err.find("--type: 'bogus' is not supported (known: sqlite, perfetto, kineto-json, paraver, parquet)"),
             std::string::npos);
   r = Gtrace({"export", "--type", "sqlite", dir.File("run.sqlite")});
   EXPECT_EQ(r.exit_code, 2);

@@ -354,11 +354,13 @@ class Analyzer {
         insts_.push_back(InstanceAgg{key});
       InstanceAgg& in = insts_[it->second];
       ++in.count;
-      if (e < in.first) {
+      // Equal entries: the lower rank (rank_index follows the rank order), whatever order the
+      // databases list the ranks in (a merge of rank-0..rank-15 reads rank-10 before rank-2).
+      if (e < in.first || (e == in.first && op.rank_index < in.first_rank)) {
         in.first = e;
         in.first_rank = op.rank_index;
       }
-      if (e > in.last) {
+      if (e > in.last || (e == in.last && op.rank_index < in.last_rank)) {
         in.last = e;
         in.last_rank = op.rank_index;
       }
@@ -405,7 +407,21 @@ class Analyzer {
       if (insts_[k].count >= 2)
         order.push_back(k);
     }
-    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return insts_[x].first < insts_[y].first; });
+    // Time order; equal first entries by communicator, function and sequence number, so the order
+    // (and the collectives report) is the same whatever order the rows were read in -- and equal to
+    // the engine queries' (python/gtrace/analyze_sql.py).
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      const InstanceAgg& a = insts_[x];
+      const InstanceAgg& b = insts_[y];
+      if (a.first != b.first)
+        return a.first < b.first;
+      int64_t ca = std::stoll(comm_names_[a.key.comm]), cb = std::stoll(comm_names_[b.key.comm]);
+      if (ca != cb)
+        return ca < cb;
+      if (funcs_[a.key.func] != funcs_[b.key.func])
+        return funcs_[a.key.func] < funcs_[b.key.func];
+      return a.key.seq < b.key.seq;
+    });
     std::vector<uint32_t> new_index(insts_.size(), UINT32_MAX);
     for (uint32_t k : order) {
       const InstanceAgg& g = insts_[k];
@@ -579,8 +595,13 @@ class Analyzer {
     res.bin_busy_ns = std::move(t.bin_busy_ns);
     for (const GpuGap& g : t.top_gaps)
       a_->top_gaps.push_back({res.rank, g.start_ns, g.duration_ns});
-    std::sort(a_->top_gaps.begin(), a_->top_gaps.end(),
-              [](const GapResult& x, const GapResult& y) { return x.duration_ns > y.duration_ns; });
+    // Longest first; equal lengths by rank and start, so the order does not depend on the order the
+    // ranks were read in (and equals the engine queries').
+    std::sort(a_->top_gaps.begin(), a_->top_gaps.end(), [](const GapResult& x, const GapResult& y) {
+      if (x.duration_ns != y.duration_ns)
+        return x.duration_ns > y.duration_ns;
+      return x.rank != y.rank ? x.rank < y.rank : x.start_ns < y.start_ns;
+    });
     if (a_->top_gaps.size() > o_.top)
       a_->top_gaps.resize(o_.top);
   }

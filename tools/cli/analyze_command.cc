@@ -6,10 +6,44 @@
 #include "tools/analyze/analysis.h"
 #include "tools/cli/args.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/python_module.h"
 
 namespace gt::cli {
 
+namespace {
+
+// --engine duckdb|dask: the analysis of a Parquet dataset (gtrace export --type parquet) by
+// python/gtrace/analyze.py on that engine; the other flags are passed on (it knows --step-range,
+// --skip-steps, --gap-min-us, --top, -r, --format json|csv, --workers, --scheduler). "native" (or
+// no --engine): this program, on SQLite databases. Returns -1 when the native analysis applies.
+int MaybeRunEngine(const std::vector<std::string>& args) {
+  std::string engine;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--engine" && i + 1 < args.size()) {
+      engine = args[++i];
+    } else if (args[i].rfind("--engine=", 0) == 0) {
+      engine = args[i].substr(9);
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  if (engine.empty() || engine == "native")
+    return -1;
+  if (engine != "duckdb" && engine != "dask") {
+    std::cerr << "gtrace: --engine: '" << engine << "' is not native, duckdb or dask\n";
+    return 2;
+  }
+  rest.insert(rest.begin(), {"--engine", engine});
+  return RunPythonModule("gtrace.analyze", rest);
+}
+
+}  // namespace
+
 int RunAnalyze(const std::vector<std::string>& args) {
+  int engine_rc = MaybeRunEngine(args);
+  if (engine_rc >= 0)
+    return engine_rc;
   analyze::AnalyzeOptions o;
   analyze::Format format = analyze::Format::kTable;
   std::vector<std::string> reports;
@@ -23,7 +57,9 @@ int RunAnalyze(const std::vector<std::string>& args) {
               "repeating pattern of NCCL collectives; per iteration the spread across ranks and the slowest rank;\n"
               "per collective when each rank entered it, who came last and how long the others waited; the POP\n"
               "efficiency factors (load balance, communication, orchestration); GPU idle gaps; the share of\n"
-              "communication overlapped with computation. Definitions: docs/multi-rank.md.");
+              "communication overlapped with computation. Definitions: docs/multi-rank.md.\n"
+              "--engine duckdb|dask DIR: the same analyses of a Parquet dataset (gtrace export --type parquet)\n"
+              "on DuckDB or Dask (python -m gtrace.analyze; needs --step-range; formats json and csv).");
   p.Add(
       {"step-range", 0, true, "NAME", "NVTX range that marks one iteration (e.g. train_step)", [&](std::string_view v) {
          o.step_range = std::string(v);

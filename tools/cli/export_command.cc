@@ -10,8 +10,10 @@
 
 #include "tools/cli/args.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/python_module.h"
 #include "tools/export/db_merge.h"
 #include "tools/export/exporter.h"
+#include "tools/export/merge_catalog.h"
 #include "tools/export/multi_export.h"
 #include "tools/viewers/viewer_export.h"
 
@@ -160,6 +162,86 @@ int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOpti
   return 0;
 }
 
+struct ParquetOptions {
+  std::string rank;         // per-rank mode (in the job): the one process of the input is this rank
+  std::string alignment;    // with rank: the merged summaries whose correction it gets
+  std::string compression;  // zstd (default), snappy, ...
+  std::string row_group_rows;
+};
+
+// --type parquet: streams -> a temporary database (as --type sqlite would write it) -> the Parquet
+// dataset, by python/gtrace/parquet.py (Apache Arrow's writer; docs/multi-rank.md, "Columnar
+// dataset"); databases are converted directly. The temporary database is removed afterwards.
+int RunParquetExport(const exporter::ExportOptions& o, const ParquetOptions& q, const std::vector<std::string>& given) {
+  std::string out = o.output;
+  if (out.empty()) {
+    if (given.size() != 1) {
+      std::cerr << "gtrace: export: several inputs: name the dataset directory with -o\n";
+      return 2;
+    }
+    out = StemOf(given[0]) + ".parquet";
+  }
+  struct stat st_out;
+  if (q.rank.empty() && !o.force && stat(out.c_str(), &st_out) == 0) {
+    std::cerr << "gtrace: export: " << out << " exists (use --force-overwrite to replace it)\n";
+    return 1;
+  }
+  size_t dbs = 0;
+  for (const std::string& in : given) dbs += !IsDir(in) && IsSqliteFile(in) ? 1 : 0;
+  if (dbs > 0 && dbs < given.size()) {
+    std::cerr << "gtrace: export: give streams or gtrace databases, not both\n";
+    return 2;
+  }
+  std::vector<std::string> databases;
+  std::string temp_db;
+  if (dbs > 0) {
+    databases = given;
+  } else {
+    exporter::ExportOptions so;
+    Status st = ExpandInputs(given, &so.inputs);
+    if (!st.ok()) {
+      std::cerr << "gtrace: export: " << st.message() << "\n";
+      return 1;
+    }
+    std::string base = out;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    temp_db = base + ".gtrace-tmp-" + std::to_string(getpid()) + ".sqlite";
+    so.output = temp_db;
+    so.force = true;
+    std::vector<std::string> warnings;
+    if (so.inputs.size() > 1) {
+      exporter::MultiExportOptions mo;
+      mo.inputs = so.inputs;
+      mo.output = so.output;
+      mo.force = true;
+      exporter::MultiExportResult mr;
+      st = exporter::ExportMany(mo, &mr);
+      warnings = mr.warnings;
+    } else {
+      exporter::ExportResult sr;
+      st = exporter::ExportSqlite(so, &sr);
+      warnings = sr.warnings;
+    }
+    if (!st.ok()) {
+      std::cerr << "gtrace: export: " << st.message() << "\n";
+      std::remove(temp_db.c_str());
+      return 1;
+    }
+    for (const std::string& w : warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    databases.push_back(temp_db);
+  }
+  std::vector<std::string> args = {"convert", "-o", out};
+  if (o.force) args.push_back("--force-overwrite");
+  if (!q.rank.empty()) args.insert(args.end(), {"--rank", q.rank});
+  if (!q.alignment.empty()) args.insert(args.end(), {"--alignment", q.alignment});
+  if (!q.compression.empty()) args.insert(args.end(), {"--compression", q.compression});
+  if (!q.row_group_rows.empty()) args.insert(args.end(), {"--row-group-rows", q.row_group_rows});
+  args.insert(args.end(), databases.begin(), databases.end());
+  int rc = RunPythonModule("gtrace.parquet", args);
+  if (!temp_db.empty()) std::remove(temp_db.c_str());
+  return rc;
+}
+
 std::string Micros(int64_t ns) {
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%.1f us", static_cast<double>(ns) / 1000.0);
@@ -212,12 +294,47 @@ void PrintAlignment(const exporter::SessionPlan& plan) {
   }
 }
 
+// --column-catalog: the merge catalog (merge_catalog.cc) as JSON, for python/gtrace/parquet.py, which
+// must know the time and StringIds columns of every table without a second copy of the list.
+int PrintColumnCatalog() {
+  auto kind = [](exporter::ColumnKind k) -> const char* {
+    switch (k) {
+      case exporter::ColumnKind::kPlain: return "plain";
+      case exporter::ColumnKind::kTime: return "time";
+      case exporter::ColumnKind::kTimeOrZero: return "time_or_zero";
+      case exporter::ColumnKind::kGlobalId: return "global_id";
+      case exporter::ColumnKind::kHostIndex: return "host_index";
+      case exporter::ColumnKind::kStringId: return "string_id";
+      case exporter::ColumnKind::kCallchainId: return "callchain_id";
+      case exporter::ColumnKind::kGpuId: return "gpu_id";
+    }
+    return "plain";
+  };
+  std::cout << "{";
+  bool first = true;
+  for (const exporter::TableRule& t : exporter::TableRules()) {
+    std::cout << (first ? "\n" : ",\n") << " \"" << t.table << "\": {\"process_key\": \"" << t.process_key
+              << "\", \"columns\": {";
+    first = false;
+    bool c1 = true;
+    for (const exporter::ColumnRule& c : t.columns) {
+      std::cout << (c1 ? "" : ", ") << "\"" << c.column << "\": \"" << kind(c.kind) << "\"";
+      c1 = false;
+    }
+    std::cout << "}}";
+  }
+  std::cout << "\n}\n";
+  return 0;
+}
+
 }  // namespace
 
 int RunExport(const std::vector<std::string>& args) {
   exporter::ExportOptions o;
   std::string type = "sqlite";
   bool viewer = false;
+  bool parquet = false;
+  ParquetOptions pq;
   gt::viewers::ViewerFormat viewer_format = gt::viewers::ViewerFormat::kPerfetto;
   ArgParser p("export", "gtrace export [options] <stream.gtrace>... | <directory> | <database.sqlite>...",
               "Converts gtrace streams (one per process/rank) into one SQLite database in the Nsight Systems\n"
@@ -228,20 +345,23 @@ int RunExport(const std::vector<std::string>& args) {
               "database (ours or nsys's) into a viewer format: perfetto (.pftrace for ui.perfetto.dev),\n"
               "kineto-json (a directory of per-rank Chrome-trace JSON files for Holistic Trace Analysis; a\n"
               "single .json for one rank), paraver (.prv/.pcf/.row). Outputs are written to temporaries and\n"
-              "renamed when complete; an existing output is kept unless --force-overwrite is given.");
+              "renamed when complete; an existing output is kept unless --force-overwrite is given.\n"
+              "--type parquet: a hive-partitioned Parquet dataset (DIR/<TABLE>/rank=<r>/part-0.parquet) by\n"
+              "python -m gtrace.parquet (pyarrow; GTRACE_PYTHON names the interpreter); docs/multi-rank.md.");
   p.Add({"output", 'o', true, "FILE", "output to write (default: the single input with .sqlite, .pftrace, .kineto or .prv)",
          [&](std::string_view v) {
            o.output = std::string(v);
            return Status::Ok();
          }});
-  p.Add({"type", 0, true, "TYPE", "output format: sqlite, perfetto, kineto-json, paraver", [&](std::string_view v) {
-           if (v == "sqlite") {
+  p.Add({"type", 0, true, "TYPE", "output format: sqlite, perfetto, kineto-json, paraver, parquet", [&](std::string_view v) {
+           parquet = v == "parquet";
+           if (v == "sqlite" || parquet) {
              viewer = false;
            } else if (gt::viewers::ParseViewerFormat(v, &viewer_format)) {
              viewer = true;
            } else {
              return Status::Error("--type: '" + std::string(v) +
-                                  "' is not supported (known: sqlite, perfetto, kineto-json, paraver)");
+                                  "' is not supported (known: sqlite, perfetto, kineto-json, paraver, parquet)");
            }
            type = std::string(v);
            return Status::Ok();
@@ -280,6 +400,26 @@ int RunExport(const std::vector<std::string>& args) {
            mo.jobs = static_cast<unsigned>(n);
            return st;
          }});
+  auto keep = [](std::string* to) {
+    return [to](std::string_view v) {
+      *to = std::string(v);
+      return Status::Ok();
+    };
+  };
+  p.Add({"rank", 0, true, "R", "--type parquet, inside the job: the input is rank R's one stream or database; write "
+         "only its partitions into the dataset directory (which may hold other ranks')", keep(&pq.rank)});
+  p.Add({"alignment", 0, true, "DB", "--type parquet --rank: a merge of every rank's summary database; its clock "
+         "correction is applied to this rank's times (scripts/slurm-parquet.sh)", keep(&pq.alignment)});
+  p.Add({"compression", 0, true, "CODEC", "--type parquet: zstd (default), snappy, gzip, lz4 or none",
+         keep(&pq.compression)});
+  p.Add({"row-group-rows", 0, true, "N", "--type parquet: rows per row group (default 1048576)",
+         keep(&pq.row_group_rows)});
+  bool catalog = false;
+  p.Add({"column-catalog", 0, false, "", "print which columns of each table are times, ids and strings (JSON; for "
+         "python -m gtrace.parquet) and exit", [&](std::string_view) {
+           catalog = true;
+           return Status::Ok();
+         }});
   std::vector<std::string> inputs;
   bool help = false;
   Status st = p.Parse(args, false, &inputs, &help);
@@ -291,10 +431,16 @@ int RunExport(const std::vector<std::string>& args) {
     std::cerr << "gtrace: " << st.message() << "\n";
     return 2;
   }
+  if (catalog) return PrintColumnCatalog();
   if (inputs.empty()) {
     std::cerr << "gtrace: export: no input streams given\n";
     return 2;
   }
+  if (!parquet && !(pq.rank.empty() && pq.alignment.empty() && pq.compression.empty() && pq.row_group_rows.empty())) {
+    std::cerr << "gtrace: export: --rank, --alignment, --compression and --row-group-rows go with --type parquet\n";
+    return 2;
+  }
+  if (parquet) return RunParquetExport(o, pq, inputs);
   if (viewer) return RunViewerExport(viewer_format, o, inputs);
   // Databases in: merge them (gtrace databases of per-rank exports, docs/multi-rank.md).
   size_t dbs = 0;

@@ -1,0 +1,662 @@
+"""gtrace's columnar dataset: nsys-schema SQLite exports -> a hive-partitioned Parquet dataset.
+
+    python -m gtrace.parquet convert -o DIR [--rank R] [--compression zstd] [--row-group-rows N] DB.sqlite...
+    python -m gtrace.parquet check DIR
+    (or: gtrace export --type parquet -o DIR streams... | DB.sqlite...; it runs this module)
+
+Layout (docs/multi-rank.md, "Columnar dataset"):
+    DIR/<TABLE>/rank=<r>/part-0.parquet   every table with a process column (globalPid or globalTid)
+    DIR/_meta/<source>/<TABLE>.parquet    tables without one (StringIds, ENUM_*, TARGET_INFO_*, ...)
+    DIR/_ranks/rank=<r>.json              one manifest per rank: host, its tables and their row counts
+
+Columns are the SQLite table's, in its order, plus `host` (GTRACE_RANKS.hostName) and, for every
+column that holds a StringIds id (the merge catalog's kStringId columns), `<column>Value`, the
+string itself, so cross-rank queries need no joins. The launcher rank is the partition key `rank`
+(engines read it from the path); the NCCL tables' own `rank` column (the rank in the communicator)
+is stored as `commRank`. Times are the database's session nanoseconds: a merged export's are
+already clock-aligned; with --alignment (the in-job recipe, scripts/slurm-parquet.sh) this
+module applies the rank's correction (GTRACE_RANKS' alignOffsetNs/DriftPpb/RefNs of a merge of
+the per-rank summaries) to every time column.
+
+The writer is Apache Arrow's (pyarrow.parquet); nothing here encodes Parquet. Single process;
+one table of one rank in memory at a time (rows streamed from SQLite in batches).
+"""
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+PID_MASK = -16777216  # globalTid -> globalPid (nsys: <hw:8><vm:8><pid:24><tid:24>)
+DATASET_VERSION = 1
+BATCH_ROWS = 65536
+# The column a table's own `rank` has in the dataset: the partition key `rank` is the launcher rank.
+RENAMED = {"rank": "commRank"}
+LAUNCHER_RANK_TABLES = ("GTRACE_RANKS", "MPI_RANKS")  # their `rank` is the partition key itself
+# Tables with a globalPid column whose rows are not per process (one per clock domain): under _meta.
+NOT_PER_RANK = ("GTRACE_CLOCK_ALIGNMENT",)
+
+
+def _cdiv(a, b):
+    """C's integer division (truncates toward zero), as ClockCorrection::At computes."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def corrected(t, a):
+    """Rank-local session ns -> the merged, aligned time line: shift onto the merge's time base, then
+    ClockCorrection::At (tools/export/clock_align.h) in the same integer arithmetic."""
+    shift, offset, drift, ref = a
+    t += shift
+    d = t - ref
+    return t + offset + _cdiv(_cdiv(d, 1000000) * drift, 1000) + _cdiv((d - _cdiv(d, 1000000) * 1000000) * drift,
+                                                                       1000000000)
+
+
+class DatasetError(Exception):
+    """A bad input or a bad dataset: the message names the file or partition."""
+
+
+def _arrow():
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as e:
+        raise DatasetError("pyarrow is needed for the Parquet dataset (pip install pyarrow): %s" % e)
+    import pyarrow
+    return pyarrow
+
+
+def partition_path(root, table, rank):
+    return os.path.join(root, table, "rank=%d" % rank, "part-0.parquet")
+
+
+# --- the column catalog (which columns are times and StringIds ids), from the gtrace CLI ----------
+
+def find_gtrace(explicit=None):
+    """The gtrace CLI: --gtrace, $GTRACE_BIN, the wheel's bundled one, or `gtrace` on PATH."""
+    for c in (explicit, os.environ.get("GTRACE_BIN"),
+              os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "gtrace")):
+        if c and os.access(c, os.X_OK):
+            return c
+    found = shutil.which("gtrace")
+    if found:
+        return found
+    raise DatasetError("the gtrace CLI was not found: give --gtrace PATH or set GTRACE_BIN")
+
+
+def load_catalog(path=None, gtrace=None):
+    """{table: {"process_key": str, "columns": {name: kind}}} as `gtrace export --column-catalog` prints it."""
+    if path:
+        with open(path) as f:
+            return json.load(f)
+    out = subprocess.run([find_gtrace(gtrace), "export", "--column-catalog"], check=True,
+                         stdout=subprocess.PIPE).stdout
+    return json.loads(out)
+
+
+def string_id_columns(catalog, table):
+    rule = catalog.get(table)
+    if rule is None:
+        return []
+    return [c for c, k in rule["columns"].items() if k == "string_id"]
+
+
+def time_columns(catalog, table):
+    rule = catalog.get(table)
+    if rule is None:
+        return []
+    return [(c, k) for c, k in rule["columns"].items() if k in ("time", "time_or_zero")]
+
+
+# --- reading the databases --------------------------------------------------------------------------
+
+def _open(db):
+    if not os.path.isfile(db):
+        raise DatasetError("%s: no such file" % db)
+    with open(db, "rb") as f:
+        if f.read(16) != b"SQLite format 3\x00":
+            raise DatasetError("%s is not an SQLite database" % db)
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    con.execute("PRAGMA cache_size = -65536")
+    return con
+
+
+def _tables(con):
+    return [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+
+
+_COLUMN_CACHE = {}
+
+
+def _columns(con, table):
+    """(name, type) of each column: the declared type, except that a TEXT column holding blobs (nsys
+    declares NVTX_EVENTS.binaryData TEXT and stores bytes there) is BLOB."""
+    key = (id(con), table)
+    if key not in _COLUMN_CACHE:
+        cols = []
+        for r in con.execute("PRAGMA table_info(\"%s\")" % table):
+            name, decl = r[1], (r[2] or "").upper()
+            if "INT" not in decl and "REAL" not in decl and "FLOA" not in decl and "DOUB" not in decl:
+                blob = con.execute("SELECT 1 FROM \"%s\" WHERE typeof(\"%s\") = 'blob' LIMIT 1"
+                                   % (table, name)).fetchone()
+                if blob:
+                    decl = "BLOB"
+            cols.append((name, decl))
+        _COLUMN_CACHE[key] = cols
+    return _COLUMN_CACHE[key]
+
+
+def _arrow_type(pa, decl):
+    if "INT" in decl:
+        return pa.int64()
+    if "REAL" in decl or "FLOA" in decl or "DOUB" in decl:
+        return pa.float64()
+    if "BLOB" in decl:
+        return pa.binary()
+    return pa.string()
+
+
+def read_ranks(con, db):
+    """[(globalPid, rank, host, alignment row)] of one database, ranks numbered as `gtrace analyze` does
+    (processes without a launcher rank take the next free numbers, in row order)."""
+    names = _tables(con)
+    rows = []
+    if "GTRACE_RANKS" in names:
+        for gpid, rank, host in con.execute("SELECT globalPid, rank, hostName FROM GTRACE_RANKS ORDER BY rowid"):
+            rows.append([gpid, rank, host or ""])
+    elif "PROCESSES" in names:
+        mpi = {}
+        if "MPI_RANKS" in names:
+            for tid, rank in con.execute("SELECT globalTid, rank FROM MPI_RANKS"):
+                mpi[tid & PID_MASK] = rank
+        for (gpid,) in con.execute("SELECT DISTINCT globalPid FROM PROCESSES ORDER BY globalPid"):
+            rows.append([gpid, mpi.get(gpid), ""])
+    else:
+        raise DatasetError("%s: no GTRACE_RANKS or PROCESSES table: not a gtrace/nsys export" % db)
+    return rows
+
+
+def _session(con):
+    try:
+        r = con.execute("SELECT sessionId FROM GTRACE_RANKS LIMIT 1").fetchone()
+        return r[0] if r else ""
+    except sqlite3.Error:
+        return ""
+
+
+# --- writing ------------------------------------------------------------------------------------------
+
+class _Writers:
+    """The open Parquet writer of one (table, rank) at a time: rows of one process are contiguous in
+    gtrace's databases; a rank met again after another is an error the caller handles (regroup)."""
+
+    def __init__(self, pq, root, table, schema, options, tmp_suffix):
+        self.pq, self.root, self.table, self.schema = pq, root, table, schema
+        self.options, self.suffix = options, tmp_suffix
+        self.rank, self.writer, self.rows = None, None, {}
+        self.written = []  # final paths
+        self.pending, self.pending_rows = [], 0  # batches of the row group being collected
+
+    def write(self, rank, batch):
+        if rank != self.rank:
+            self.close()
+            if rank in self.rows:
+                return False
+            path = partition_path(self.root, self.table, rank)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.rank, self.path = rank, path
+            self.writer = self.pq.ParquetWriter(path + self.suffix, self.schema, **self.options)
+            self.rows[rank] = 0
+        # Batches are collected up to a row group: each write_table call ends a group.
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= self.options_rg:
+            self._write_group()
+        self.rows[rank] += batch.num_rows
+        return True
+
+    def _write_group(self):
+        if self.pending:
+            import pyarrow as pa
+            self.writer.write_table(pa.concat_tables(self.pending), row_group_size=self.options_rg)
+        self.pending, self.pending_rows = [], 0
+
+    def close(self):
+        if self.writer is not None:
+            self._write_group()
+            self.writer.close()
+            os.replace(self.path + self.suffix, self.path)
+            self.written.append(self.path)
+        self.writer, self.rank = None, None
+
+    def abandon(self):
+        self.pending, self.pending_rows = [], 0
+        if self.writer is not None:
+            self.writer.close()
+            os.remove(self.path + self.suffix)
+        for p in self.written:
+            os.remove(p)
+        self.writer, self.rank, self.rows, self.written = None, None, {}, []
+
+
+class Converter:
+    def __init__(self, out, catalog, compression="zstd", row_group_rows=1 << 20, rank=None, force=False,
+                 alignment=None):
+        self.pa = _arrow()
+        import pyarrow.parquet as pq
+        self.pq = pq
+        self.out, self.catalog = out, catalog
+        self.compression, self.row_group_rows = compression, row_group_rows
+        self.only_rank, self.force = rank, force
+        self.alignment = alignment or {}  # rank -> (shift_ns, offset_ns, drift_ppb, ref_ns)
+        self.manifests = {}  # rank -> manifest dict
+        self.suffix = ".tmp-%d" % os.getpid()
+        self.session_override = None
+        self.warnings = []
+        self.started = False  # output created or partitions written: discard() on failure
+        self.open_writers = []
+
+    def _schema(self, con, table, rank_key):
+        pa = self.pa
+        fields = []
+        for name, decl in _columns(con, table):
+            if name == "rank" and table in LAUNCHER_RANK_TABLES:
+                continue
+            fields.append(pa.field(RENAMED.get(name, name) if name == "rank" else name, _arrow_type(pa, decl)))
+        if rank_key and "host" not in [f.name for f in fields]:
+            fields.append(pa.field("host", pa.string()))
+        for c in string_id_columns(self.catalog, table):
+            if c in [n for n, _ in _columns(con, table)]:
+                fields.append(pa.field(c + "Value", pa.string()))
+        return pa.schema(fields)
+
+    def _select(self, con, table, order_by_process, process_expr):
+        cols = [n for n, _ in _columns(con, table)]
+        sel = ["t.\"%s\"" % c for c in cols if not (c == "rank" and table in LAUNCHER_RANK_TABLES)]
+        joins = []
+        for i, c in enumerate(string_id_columns(self.catalog, table)):
+            if c in cols:
+                sel.append("s%d.value" % i)
+                joins.append(" LEFT JOIN StringIds s%d ON s%d.id = t.\"%s\"" % (i, i, c))
+        if process_expr:
+            sel.insert(0, process_expr)
+        has_strings = "StringIds" in _tables(con)
+        sql = "SELECT %s FROM \"%s\" t%s" % (", ".join(sel), table, "".join(joins) if has_strings else "")
+        if not has_strings and joins:
+            raise DatasetError("table %s names strings but the database has no StringIds" % table)
+        if order_by_process:
+            sql += " ORDER BY 1"
+        return sql
+
+    def _apply_alignment(self, table, columns, rank):
+        """The in-job recipe: this rank's clock correction on every time column."""
+        a = self.alignment.get(rank)
+        if a is None:
+            return columns
+        kinds = dict(time_columns(self.catalog, table))
+        out = []
+        for name, values in columns:
+            k = kinds.get(name)
+            if k is not None:
+                values = [v if v is None or (k == "time_or_zero" and v == 0) else corrected(v, a) for v in values]
+            out.append((name, values))
+        return out
+
+    def convert(self, dbs):
+        if not dbs:
+            raise DatasetError("no database given")
+        session = None
+        sources = []
+        gpid_rank = {}
+        for db in dbs:
+            con = _open(db)
+            ranks = read_ranks(con, db)
+            s = _session(con)
+            if session is None:
+                session = s
+            elif s != session or not s:
+                raise DatasetError("%s and %s were exported separately (different sessions): merge them first "
+                                   "(gtrace export -o merged.sqlite ...) or convert each with --rank" % (dbs[0], db))
+            sources.append((db, con, ranks))
+        # Launcher ranks; processes without one take the next free numbers (as gtrace analyze does).
+        allr = [r for _, _, rs in sources for r in rs]
+        nxt = max([r[1] + 1 for r in allr if r[1] is not None] + [0])
+        for r in allr:
+            if r[1] is None:
+                r[1] = nxt
+                nxt += 1
+        for r in allr:
+            if r[0] in gpid_rank:
+                raise DatasetError("process %d is in two inputs" % ((r[0] >> 24) & 0xffffff))
+            gpid_rank[r[0]] = (r[1], r[2])
+        if self.only_rank is not None:
+            if len(allr) != 1:
+                raise DatasetError("--rank: the input must hold exactly one process (it holds %d)" % len(allr))
+            gpid_rank = {allr[0][0]: (self.only_rank, allr[0][2])}
+        self._prepare_output([r for r, _ in gpid_rank.values()])
+        for rank, host in gpid_rank.values():
+            self.manifests[rank] = {"version": DATASET_VERSION, "rank": rank, "host": host,
+                                    "session": self.session_override or session,
+                                    "compression": self.compression, "tables": {}}
+        for si, (db, con, ranks) in enumerate(sources):
+            source = "rank=%d" % self.only_rank if self.only_rank is not None else \
+                ("session" if len(sources) == 1 else "db%d" % si)
+            for table in _tables(con):
+                cols = [n for n, _ in _columns(con, table)]
+                if table in NOT_PER_RANK:
+                    self._meta_table(con, table, source)
+                elif "globalPid" in cols:
+                    self._rank_table(con, table, "t.globalPid", gpid_rank)
+                elif "globalTid" in cols:
+                    self._rank_table(con, table, "t.globalTid & %d" % PID_MASK, gpid_rank)
+                else:
+                    self._meta_table(con, table, source)
+            con.close()
+        for rank, m in self.manifests.items():
+            path = os.path.join(self.out, "_ranks", "rank=%d.json" % rank)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + self.suffix, "w") as f:
+                json.dump(m, f, indent=1, sort_keys=True)
+            os.replace(path + self.suffix, path)
+        return sorted(self.manifests)
+
+    def discard(self):
+        """After a failure: remove what this conversion wrote (the whole new dataset; in per-rank mode
+        this rank's partitions and manifest only)."""
+        for w in self.open_writers:
+            try:
+                w.abandon()
+            except OSError:
+                pass
+        if not self.started:
+            return
+        if self.only_rank is None:
+            shutil.rmtree(self.out, ignore_errors=True)
+            return
+        for table in os.listdir(self.out):
+            d = os.path.join(self.out, table, "rank=%d" % self.only_rank)
+            if os.path.isdir(d):
+                shutil.rmtree(d, ignore_errors=True)
+        meta = os.path.join(self.out, "_meta", "rank=%d" % self.only_rank)
+        shutil.rmtree(meta, ignore_errors=True)
+        try:
+            os.remove(os.path.join(self.out, "_ranks", "rank=%d.json" % self.only_rank))
+        except OSError:
+            pass
+
+    def _prepare_output(self, ranks):
+        if self.only_rank is None:
+            if os.path.exists(self.out):
+                if not self.force:
+                    raise DatasetError("%s exists (use --force-overwrite to replace it)" % self.out)
+                if not os.path.isfile(os.path.join(self.out, "_ranks", "")) and \
+                        not os.path.isdir(os.path.join(self.out, "_ranks")) and os.listdir(self.out):
+                    raise DatasetError("%s exists and is not a gtrace Parquet dataset: not replaced" % self.out)
+                shutil.rmtree(self.out)
+            os.makedirs(self.out)
+            self.started = True
+        else:
+            os.makedirs(self.out, exist_ok=True)
+            m = os.path.join(self.out, "_ranks", "rank=%d.json" % self.only_rank)
+            if os.path.exists(m) and not self.force:
+                raise DatasetError("%s: rank %d is already converted (use --force-overwrite to replace it)"
+                                   % (self.out, self.only_rank))
+            self.started = True
+
+    def _options(self):
+        return {"compression": self.compression, "use_dictionary": True, "write_statistics": True}
+
+    def _rank_table(self, con, table, process_expr, gpid_rank):
+        pa = self.pa
+        schema = self._schema(con, table, True)
+        names = schema.names
+        host_at = names.index("host")
+        for order in (False, True):
+            w = _Writers(self.pq, self.out, table, schema, self._options(), self.suffix)
+            w.options_rg = self.row_group_rows
+            self.open_writers = [w]
+            regrouped = False
+            cur = con.execute(self._select(con, table, order, process_expr))
+            pending, pending_rank = [], None
+            skipped = 0
+
+            def flush():
+                if not pending:
+                    return True
+                rank, host = gpid_rank[pending_rank]
+                cols = list(zip(*pending))
+                data, ci = [], 0
+                for i, f in enumerate(names):
+                    if i == host_at:
+                        data.append((f, [host] * len(pending)))
+                    else:
+                        data.append((f, list(cols[ci])))
+                        ci += 1
+                data = self._apply_alignment(table, data, rank)
+                arrays = [pa.array(v, type=schema.field(i).type) for i, (_, v) in enumerate(data)]
+                ok = w.write(rank, pa.Table.from_arrays(arrays, schema=schema))
+                pending.clear()
+                return ok
+
+            while not regrouped:
+                rows = cur.fetchmany(BATCH_ROWS)
+                if not rows:
+                    break
+                for row in rows:
+                    g = row[0]
+                    if g not in gpid_rank:
+                        skipped += 1  # a process that is no rank (an untraced ancestor), or no process
+                        continue
+                    if g != pending_rank or len(pending) >= BATCH_ROWS:
+                        if not flush():
+                            regrouped = True
+                            break
+                        pending_rank = g
+                    pending.append(row[1:])
+            if not regrouped and not flush():
+                regrouped = True
+            if regrouped:
+                w.abandon()
+                continue  # read again sorted by process
+            w.close()
+            self.open_writers = []
+            break
+        for rank, n in w.rows.items():
+            self.manifests[rank]["tables"][table] = n
+        if skipped:
+            self.warnings.append("%s: %d row(s) of processes that are not ranks left out" % (table, skipped))
+
+    def _meta_table(self, con, table, source):
+        pa = self.pa
+        schema = self._schema(con, table, False)
+        cur = con.execute(self._select(con, table, False, None))
+        path = os.path.join(self.out, "_meta", source, table + ".parquet")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        writer = self.pq.ParquetWriter(path + self.suffix, schema, **self._options())
+        n = 0
+        while True:
+            rows = cur.fetchmany(BATCH_ROWS)
+            if not rows:
+                break
+            cols = list(zip(*rows))
+            arrays = [pa.array(list(cols[i]), type=schema.field(i).type) for i in range(len(schema))]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=self.row_group_rows)
+            n += len(rows)
+        writer.close()
+        os.replace(path + self.suffix, path)
+
+
+# --- checking a dataset -----------------------------------------------------------------------------------
+
+def load_manifests(root):
+    """{rank: manifest}; raises DatasetError naming what is missing or unreadable."""
+    if not os.path.isdir(root):
+        raise DatasetError("%s: no such directory" % root)
+    d = os.path.join(root, "_ranks")
+    if not os.path.isdir(d):
+        raise DatasetError("%s is not a gtrace Parquet dataset (no _ranks/ directory)" % root)
+    out = {}
+    for name in sorted(os.listdir(d)):
+        if not (name.startswith("rank=") and name.endswith(".json")):
+            continue
+        path = os.path.join(d, name)
+        try:
+            with open(path) as f:
+                m = json.load(f)
+            out[int(m["rank"])] = m
+        except (OSError, ValueError, KeyError) as e:
+            raise DatasetError("%s: unreadable rank manifest (%s)" % (path, e))
+    if not out:
+        raise DatasetError("%s: no ranks in the dataset (_ranks/ is empty)" % root)
+    return out
+
+
+def check_dataset(root, tables=None, world_size=None):
+    """Every partition the manifests promise exists and is a readable Parquet file with the promised
+    row count (footers only: cheap). `tables`: only these. Returns the manifests."""
+    _arrow()
+    import pyarrow.parquet as pq
+    manifests = load_manifests(root)
+    ranks = sorted(manifests)
+    expect = world_size if world_size is not None else len(ranks)
+    missing = [r for r in range(expect) if r not in manifests]
+    if missing and world_size is not None:
+        raise DatasetError("%s: rank(s) %s missing (no _ranks/rank=N.json): not converted, or conversion failed"
+                           % (root, ", ".join(str(r) for r in missing[:20])))
+    sessions = {m.get("session") for m in manifests.values()}
+    if len(sessions) > 1:
+        raise DatasetError("%s: ranks from different export sessions (not on one time line)" % root)
+    for r in ranks:
+        for table, n in sorted(manifests[r]["tables"].items()):
+            if tables is not None and table not in tables:
+                continue
+            path = partition_path(root, table, r)
+            if not os.path.isfile(path):
+                raise DatasetError("%s: missing partition (rank %d, table %s: %d rows expected)" % (path, r, table, n))
+            try:
+                got = pq.read_metadata(path).num_rows
+            except Exception as e:  # pyarrow raises several types for a damaged file
+                raise DatasetError("%s: corrupt partition (rank %d, table %s): %s" % (path, r, table, e))
+            if got != n:
+                raise DatasetError("%s: partition has %d rows, the manifest says %d (rank %d, table %s)"
+                                   % (path, got, n, r, table))
+    return manifests
+
+
+# --- command line -------------------------------------------------------------------------------------------
+
+def _alignment_from(path, rank_db):
+    """The in-job recipe: GTRACE_RANKS of the merged summaries (`gtrace export -o align.sqlite
+    summaries/*.sqlite`) gives this rank's correction; the shift re-bases its own session onto the merge's."""
+    con = _open(path)
+    own = _open(rank_db)
+    gp, own_off = own.execute("SELECT globalPid, clockOffsetNs FROM GTRACE_RANKS").fetchone()
+    rank = own.execute("SELECT rank FROM GTRACE_RANKS").fetchone()[0]
+    own.close()
+    row = con.execute("SELECT clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId FROM GTRACE_RANKS "
+                      "WHERE globalPid & 16777215 = ? & 16777215 AND rank IS ?", (gp, rank)).fetchone()
+    if row is None:
+        row = con.execute("SELECT clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId FROM GTRACE_RANKS "
+                          "WHERE rank = ?", (rank,)).fetchone()
+    con.close()
+    if row is None:
+        raise DatasetError("%s: rank %s is not in the alignment database" % (path, rank))
+    return row[4], (row[0] - own_off, row[1] or 0, row[2] or 0, row[3] or 0)
+
+
+# Tables a summary keeps whole: what a merge needs to place and align a rank (GTRACE_RANKS: its clock
+# pair and offset; GTRACE_NCCL_OPERATIONS: its collective ends, the anchors) and the small
+# per-process tables; every other table keeps its schema and loses its rows.
+SUMMARY_EMPTIED_PREFIXES = ("CUPTI_ACTIVITY_KIND_", "NVTX_EVENTS", "GTRACE_NCCL_EVENTS", "GTRACE_NCCL_EVENT_STATES",
+                            "GPU_METRICS", "CUDA_GPU_MEMORY_", "CUDA_GRAPH_EVENTS", "CUDA_CALLCHAINS",
+                            "GTRACE_RANGE_METRICS", "DIAGNOSTIC_EVENT", "PROFILER_OVERHEAD", "OSRT_", "SCHED_")
+
+
+def write_summary(db, out, force=False):
+    """A small copy of one rank's database for the clock alignment: its collectives and process
+    tables only (kilobytes where the database has gigabytes)."""
+    src = _open(db)
+    if os.path.exists(out) and not force:
+        raise DatasetError("%s exists (use --force-overwrite to replace it)" % out)
+    tmp = out + ".tmp-%d" % os.getpid()
+    dst = sqlite3.connect(tmp)
+    src.backup(dst)
+    src.close()
+    for t in _tables(dst):
+        if t.startswith(SUMMARY_EMPTIED_PREFIXES):
+            dst.execute('DELETE FROM "%s"' % t)
+    if "GTRACE_NCCL_OPERATIONS" in _tables(dst):
+        dst.execute("DELETE FROM GTRACE_NCCL_OPERATIONS WHERE kind IS NOT 'Coll'")
+    dst.commit()
+    dst.execute("VACUUM")
+    dst.close()
+    os.replace(tmp, out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m gtrace.parquet", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("convert", help="SQLite export(s) of one session -> Parquet dataset")
+    c.add_argument("-o", "--output", required=True)
+    c.add_argument("--rank", type=int, help="per-rank mode: the input holds one process; write only its partitions "
+                   "into DIR (which may already hold other ranks')")
+    c.add_argument("--alignment", help="with --rank: a merge of the ranks' summaries, whose clock correction "
+                   "this rank's times get (scripts/slurm-parquet.sh)")
+    c.add_argument("--compression", default="zstd", choices=["zstd", "snappy", "gzip", "lz4", "none"])
+    c.add_argument("--row-group-rows", type=int, default=1 << 20)
+    c.add_argument("--catalog", help="column catalog JSON (default: asks `gtrace export --column-catalog`)")
+    c.add_argument("--gtrace", help="the gtrace CLI (for the catalog)")
+    c.add_argument("-f", "--force-overwrite", action="store_true")
+    c.add_argument("inputs", nargs="+")
+    m = sub.add_parser("summary", help="one rank's database -> its small summary for the clock alignment")
+    m.add_argument("-o", "--output", required=True)
+    m.add_argument("-f", "--force-overwrite", action="store_true")
+    m.add_argument("database")
+    k = sub.add_parser("check", help="every partition present and readable, row counts as promised")
+    k.add_argument("dataset")
+    k.add_argument("--world-size", type=int, help="ranks 0..N-1 must all be there")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "summary":
+            write_summary(a.database, a.output, a.force_overwrite)
+            sys.stderr.write("gtrace: wrote %s (summary of %s, %d bytes)\n" % (a.output, a.database,
+                                                                             os.path.getsize(a.output)))
+            return 0
+        if a.cmd == "check":
+            m = check_dataset(a.dataset, world_size=a.world_size)
+            rows = sum(sum(x["tables"].values()) for x in m.values())
+            print("gtrace: %s: %d ranks, %d rows, every partition readable" % (a.dataset, len(m), rows))
+            return 0
+        catalog = load_catalog(a.catalog, a.gtrace)
+        alignment = None
+        if a.alignment:
+            if a.rank is None or len(a.inputs) != 1:
+                raise DatasetError("--alignment needs --rank and one database")
+            session, corr = _alignment_from(a.alignment, a.inputs[0])
+            alignment = {a.rank: corr}
+        conv = Converter(a.output, catalog, compression=None if a.compression == "none" else a.compression,
+                         row_group_rows=a.row_group_rows, rank=a.rank, force=a.force_overwrite, alignment=alignment)
+        if alignment:
+            conv.session_override = session  # on the merged summaries' time line: their session
+        try:
+            ranks = conv.convert(a.inputs)
+        except Exception as e:
+            if isinstance(e, DatasetError) and not conv.started:
+                raise
+            conv.discard()
+            raise DatasetError("conversion to %s failed, nothing of it kept: %s: %s" % (a.output, type(e).__name__, e))
+        for w in conv.warnings:
+            sys.stderr.write("gtrace: warning: %s\n" % w)
+        sys.stderr.write("gtrace: wrote %s (Parquet, %d rank%s%s)\n" % (
+            a.output, len(ranks), "" if len(ranks) == 1 else "s", ", rank %d" % a.rank if a.rank is not None else ""))
+        return 0
+    except DatasetError as e:
+        sys.stderr.write("gtrace: %s\n" % e)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
