@@ -133,7 +133,10 @@ __attribute__((constructor)) void GtraceOnLoad() {
   gt::osrt::StartIfWanted();
 }
 
-__attribute__((destructor)) void GtraceOnUnload() { gt::EndSession("exit"); }
+__attribute__((destructor)) void GtraceOnUnload() {
+  gt::osrt::InsideGtrace inside;  // the final flush's own libc calls are not the application's
+  gt::EndSession("exit");
+}
 
 }  // namespace
 

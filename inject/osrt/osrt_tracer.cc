@@ -37,6 +37,8 @@ static_assert(kRecordBytes <= kSlotBytes, "one OSRT call is one ring slot");
 
 std::atomic<uint64_t> g_config_session{0};
 
+}  // namespace
+
 void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   if (view.size_bytes < kRecordBytes || view.header->aux16 >= kFunctionCount)
     return;
@@ -55,6 +57,8 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   w.EndNested();
   chunk->CountRecord();
 }
+
+namespace {
 
 // Drain thread: the configuration, once per session (a forked child's session writes it again).
 void Emit(ChunkBuilder* chunk, uint64_t session_id) {
@@ -143,6 +147,7 @@ void StartIfWanted() {
   const char* trace = getenv("GTRACE_TRACE");
   if (trace == nullptr || strstr(trace, "osrt") == nullptr)
     return;
+  InsideGtrace inside;
   EnsureSession(kSourceOsrt);
 }
 

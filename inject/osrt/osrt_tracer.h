@@ -52,6 +52,22 @@ void ResolveAll();
 // Application thread, hot path (no lock, no allocation, no system call once the thread has a ring).
 void WriteCall(FunctionId id, uint64_t start_ns, uint64_t end_ns, int64_t return_value);
 
+// Marks the calling application thread as inside gtrace (session start, the final flush at exit):
+// the libc calls gtrace itself makes there are not traced as the application's.
+class InsideGtrace {
+ public:
+  InsideGtrace() : saved_(t_in_osrt) { t_in_osrt = true; }
+  ~InsideGtrace() { t_in_osrt = saved_; }
+  InsideGtrace(const InsideGtrace&) = delete;
+  InsideGtrace& operator=(const InsideGtrace&) = delete;
+
+ private:
+  bool saved_;
+};
+
+// Drain thread: one ring record -> one OsrtCall in `chunk` (registered for kRecordOsrt).
+void DecodeRecord(const RecordView& view, ChunkBuilder* chunk);
+
 // Registers the decoder, the emitter and the session-start hook (idempotent; loading thread).
 void Register();
 // Preloaded with GTRACE_TRACE containing "osrt": starts the session now, so that a process that
