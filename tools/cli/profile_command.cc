@@ -199,9 +199,11 @@ int RunProfile(const std::vector<std::string>& args) {
   // nsys's OS runtime backtrace flags: understood, not implemented (one note; docs/osrt.md).
   for (const char* flag : {"osrt-backtrace-threshold", "osrt-backtrace-depth", "osrt-backtrace-stack-size"}) {
     p.Add({flag, 0, true, "N", "nsys's OS runtime backtraces: not implemented, ignored with a note",
-           [flag](std::string_view) {
-             std::cerr << "gtrace: --" << flag << ": OS runtime backtraces are not implemented; ignored\n";
-             return Status::Ok();
+           [flag](std::string_view v) {
+             uint64_t n;
+             Status st = ParseUnsigned(std::string("--") + flag, v, 0, UINT64_MAX / 2, &n);
+             if (st.ok()) std::cerr << "gtrace: --" << flag << ": OS runtime backtraces are not implemented; ignored\n";
+             return st;
            }});
   }
   p.Add({"flush-interval-ms", 0, true, "MS", "longest time data waits in memory (GTRACE_FLUSH_MS; default 500)",
