@@ -68,7 +68,8 @@ TEST(OsrtKnown, ExactlyThePlantedCallsAboveTheThreshold) {
     int64_t ns = std::stoll(r.substr(r.rfind('|') + 1));
     bool fast_call = key.rfind("write|main|", 0) == 0 || key.rfind("read|main|27|1|", 0) == 0 ||
                      key.rfind("pthread_mutex_lock|main|", 0) == 0 || key.rfind("pthread_join|main|", 0) == 0 ||
-                     key.rfind("open|main|", 0) == 0 || key.rfind("pipe|main|", 0) == 0;
+                     key.rfind("open|main|", 0) == 0 || key.rfind("pipe|main|", 0) == 0 ||
+                     key.rfind("write|helper|", 0) == 0 || key.rfind("pthread_mutex_lock|helper|", 0) == 0;
     if (planted.count(key) == 0 && (key == "pthread_mutex_lock|main|27|0|0|0|0" || key == "read|main|27|1|0|0|0" ||
                                     key == "nanosleep|main|27|0|0|0|0" || key == "usleep|helper|27|0|0|0|0" ||
                                     key == "clock_nanosleep|helper|27|0|0|0|0")) {
@@ -85,7 +86,7 @@ TEST(OsrtKnown, ExactlyThePlantedCallsAboveTheThreshold) {
   EXPECT_LE(stretched.size(), 3u) << ::testing::PrintToString(stretched);
   int64_t lock = planted["pthread_mutex_lock|main|27|0|0|0|0"], read = planted["read|main|27|1|0|0|0"],
           sleep = planted["nanosleep|main|27|0|0|0|0"];
-  EXPECT_GE(lock, 1 * kMs);  // the holder sleeps 5 ms after main saw the mutex taken
+  EXPECT_GE(lock, 5 * kMs);  // the holder sleeps 5 ms once main sleeps in the lock
   EXPECT_LE(lock, 500 * kMs);
   EXPECT_GE(read, 15 * kMs);  // the writer sleeps 20 ms from its start
   EXPECT_LE(read, 1000 * kMs);
@@ -116,7 +117,7 @@ TEST(OsrtKnown, ExactlyThePlantedCallsAboveTheThreshold) {
       {"nanosleep", sleep},
       {"usleep", planted["usleep|helper|27|0|0|0|0"]},
       {"clock_nanosleep", planted["clock_nanosleep|helper|27|0|0|0|0"]}};
-  // (pthread_mutex_lock and read may have a stretched fast call beside the planted one.)
+  // (pthread_mutex_lock, read and write may have a stretched fast call beside the planted one.)
   EXPECT_EQ(by_name.count("pthread_mutex_lock"), 1u);
   EXPECT_EQ(by_name.count("read"), 1u);
   for (const auto& [name, ns] : expected) {

@@ -1,5 +1,6 @@
 // A program with known blocking calls, for tests/osrt/osrt_integration_test.cc:
-//   1. main's pthread_mutex_lock waits ~5 ms: a holder thread holds the mutex during usleep(5000);
+//   1. main's pthread_mutex_lock waits >= 5 ms: a holder thread takes the mutex, waits until main
+//      sleeps in its pthread_mutex_lock, then keeps the mutex during usleep(5000);
 //   2. main's read of a pipe waits ~20 ms: a writer thread sleeps 20 ms (clock_nanosleep), then
 //      writes one byte;
 //   3. main's nanosleep of 10 ms;
@@ -12,12 +13,14 @@
 // clock_nanosleep + write.
 // Prints "done" through stdio (glibc's internal write is not interposed).
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <sched.h>
+#include <string.h>
 
 #include <atomic>
 #include <cstdint>
@@ -29,6 +32,7 @@ constexpr int kFastWrites = 200;
 constexpr int kFastReads = 200;
 
 pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+pid_t g_main_tid;
 std::atomic<bool> g_held{false};
 int g_pipe[2];
 
@@ -44,9 +48,30 @@ void BusyWaitNs(uint64_t ns) {
   }
 }
 
+// True when the main thread sleeps in the kernel (state S in /proc/self/task/TID/stat). Raw system
+// calls: these reads are not interposed, so they are not calls of the program under test.
+bool MainIsBlocked() {
+  char path[64], buf[256];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/stat", static_cast<int>(g_main_tid));
+  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDONLY));
+  if (fd < 0)
+    return false;
+  long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+  syscall(SYS_close, fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  const char* paren = strrchr(buf, ')');  // "tid (comm) S ..."
+  return paren != nullptr && paren[1] == ' ' && paren[2] == 'S';
+}
+
 void* Holder(void*) {
   pthread_mutex_lock(&g_mutex);
   g_held.store(true);
+  // Main spins (sched_yield) until it sees the mutex taken, then blocks in pthread_mutex_lock: wait
+  // until it sleeps there, so the 5 ms below are all inside its lock call even on a loaded machine.
+  while (!MainIsBlocked())
+    sched_yield();
   usleep(5000);
   pthread_mutex_unlock(&g_mutex);
   return nullptr;
@@ -64,6 +89,7 @@ void* Writer(void*) {
 
 int main() {
   // 1. A mutex held 5 ms by another thread.
+  g_main_tid = static_cast<pid_t>(syscall(SYS_gettid));
   pthread_t holder;
   pthread_create(&holder, nullptr, Holder, nullptr);
   while (!g_held.load())
