@@ -27,7 +27,7 @@ bool NeedsMode(int flags) {
 }
 
 template <typename Fn>
-int OpenAt(gt::osrt::FunctionId id, int dirfd, const char* path, int flags, mode_t mode) {
+GT_OSRT_NO_ASAN int OpenAt(gt::osrt::FunctionId id, int dirfd, const char* path, int flags, mode_t mode) {
   Fn real = reinterpret_cast<Fn>(gt::osrt::RealFunction(id));
   if (__builtin_expect(real == nullptr, 0))
     return static_cast<int>(::syscall(SYS_openat, dirfd, path, flags, mode));
@@ -35,7 +35,7 @@ int OpenAt(gt::osrt::FunctionId id, int dirfd, const char* path, int flags, mode
 }
 
 template <typename Fn>
-int Open(gt::osrt::FunctionId id, const char* path, int flags, mode_t mode) {
+GT_OSRT_NO_ASAN int Open(gt::osrt::FunctionId id, const char* path, int flags, mode_t mode) {
   Fn real = reinterpret_cast<Fn>(gt::osrt::RealFunction(id));
   if (__builtin_expect(real == nullptr, 0))
     return static_cast<int>(::syscall(SYS_openat, AT_FDCWD, path, flags, mode));
@@ -74,7 +74,7 @@ GT_OSRT_DEFINE(int, pipe2, (int* p, int f), (p, f), noexcept, GT_OSRT_SYSCALL(in
 GT_OSRT_DEFINE(int, dup2, (int a, int b), (a, b), noexcept, GT_OSRT_SYSCALL(int, SYS_dup2, a, b))
 
 // Variadic: the optional argument is read as its widest type and passed on unchanged.
-extern "C" __attribute__((visibility("default"))) int open(const char* path, int flags, ...) {
+extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN int open(const char* path, int flags, ...) {
   mode_t mode = 0;
   if (NeedsMode(flags)) {
     va_list ap;
@@ -84,7 +84,7 @@ extern "C" __attribute__((visibility("default"))) int open(const char* path, int
   }
   return Open<int (*)(const char*, int, ...)>(gt::osrt::kFn_open, path, flags, mode);
 }
-extern "C" __attribute__((visibility("default"))) int open64(const char* path, int flags, ...) {
+extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN int open64(const char* path, int flags, ...) {
   mode_t mode = 0;
   if (NeedsMode(flags)) {
     va_list ap;
@@ -94,7 +94,7 @@ extern "C" __attribute__((visibility("default"))) int open64(const char* path, i
   }
   return Open<int (*)(const char*, int, ...)>(gt::osrt::kFn_open64, path, flags, mode);
 }
-extern "C" __attribute__((visibility("default"))) int openat(int dirfd, const char* path, int flags, ...) {
+extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN int openat(int dirfd, const char* path, int flags, ...) {
   mode_t mode = 0;
   if (NeedsMode(flags)) {
     va_list ap;
@@ -104,7 +104,7 @@ extern "C" __attribute__((visibility("default"))) int openat(int dirfd, const ch
   }
   return OpenAt<int (*)(int, const char*, int, ...)>(gt::osrt::kFn_openat, dirfd, path, flags, mode);
 }
-extern "C" __attribute__((visibility("default"))) int openat64(int dirfd, const char* path, int flags, ...) {
+extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN int openat64(int dirfd, const char* path, int flags, ...) {
   mode_t mode = 0;
   if (NeedsMode(flags)) {
     va_list ap;
@@ -115,7 +115,7 @@ extern "C" __attribute__((visibility("default"))) int openat64(int dirfd, const 
   return OpenAt<int (*)(int, const char*, int, ...)>(gt::osrt::kFn_openat64, dirfd, path, flags, mode);
 }
 // fcntl(fd, cmd, arg): arg is an int or a pointer; glibc reads it as a pointer-sized value too.
-extern "C" __attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...) {
+extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN int fcntl(int fd, int cmd, ...) {
   va_list ap;
   va_start(ap, cmd);
   void* arg = va_arg(ap, void*);
@@ -126,7 +126,7 @@ extern "C" __attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...
     return static_cast<int>(::syscall(SYS_fcntl, fd, cmd, arg));
   return gt::osrt::Traced(gt::osrt::kFn_fcntl, [&] { return real(fd, cmd, arg); });
 }
-extern "C" __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, ...) noexcept {
+extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN int ioctl(int fd, unsigned long request, ...) noexcept {
   va_list ap;
   va_start(ap, request);
   void* arg = va_arg(ap, void*);

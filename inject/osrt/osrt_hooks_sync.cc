@@ -97,7 +97,7 @@ GT_OSRT_DEFINE(int, clock_nanosleep, (clockid_t c, int f, const struct timespec*
 
 // ---- processes ----
 // fork: recorded in the parent only (the child has a copy of the parent's ring state, abandoned).
-extern "C" __attribute__((visibility("default"))) pid_t fork() noexcept {
+extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN pid_t fork() noexcept {
   using Fn = pid_t (*)();
   Fn real = reinterpret_cast<Fn>(gt::osrt::RealFunction(gt::osrt::kFn_fork));
   if (__builtin_expect(real == nullptr, 0)) {

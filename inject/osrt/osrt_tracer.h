@@ -84,9 +84,9 @@ inline int64_t AsInt64(R value) {
 }
 
 // Runs `call` (libc's function) and records it when it lasted at least the threshold. Deliberately
-// not noexcept: a cancelled call unwinds through here.
+// not noexcept: a cancelled call unwinds through here (and not ASan-instrumented: osrt_interpose.h).
 template <typename Call>
-inline auto Traced(FunctionId id, Call&& call) -> decltype(call()) {
+__attribute__((no_sanitize("address"))) inline auto Traced(FunctionId id, Call&& call) -> decltype(call()) {
   if (__builtin_expect(!IsEnabled(kSourceOsrt), 1))
     return call();
   if (t_gt_thread.internal || t_in_osrt)
