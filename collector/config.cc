@@ -18,6 +18,8 @@ constexpr const char* kKnownVariables[] = {
     // NCCL, GPU metrics, call stacks, processes
     "GTRACE_NCCL_TRACE",    "GTRACE_NCCL_POOL_EVENTS", "GTRACE_GPU_METRICS_DEVICES", "GTRACE_GPU_METRICS_FREQUENCY",
     "GTRACE_GPU_METRICS_SET", "GTRACE_GPU_METRICS_RANGES", "GTRACE_CUDABACKTRACE", "GTRACE_TRACE_FORK_BEFORE_EXEC",
+    // OS runtime tracing (inject/osrt)
+    "GTRACE_OSRT_THRESHOLD", "GTRACE_OSRT_BACKTRACE_THRESHOLD", "GTRACE_OSRT_BACKTRACE_DEPTH",
     "GTRACE_PYTHON_BACKTRACE", "GTRACE_LIBUNWIND_PATH",
     // Set by the library itself / tests
     "GTRACE_LIBRARY_PATH",  "GTRACE_DISABLE",
@@ -244,14 +246,16 @@ bool ParseTraceList(std::string_view text, uint32_t* mask, std::string* error, s
       m |= kSourceCuda;
     } else if (item == "nccl") {
       m |= kSourceNccl;
+    } else if (item == "osrt") {
+      m |= kSourceOsrt;
     } else if (item == "none") {
       none = true;
-    } else if (item == "osrt" || item == "mpi" || item == "ucx" || item == "oshmem" || item == "cublas" ||
+    } else if (item == "mpi" || item == "ucx" || item == "oshmem" || item == "cublas" ||
                item == "cudnn" || item == "cusparse" || item == "opengl" || item == "openacc" || item == "openmp" ||
                item == "vulkan" || item == "nvvideo" || item == "python-gil" || item == "syscall") {
       if (notes) notes->push_back("trace '" + std::string(item) + "' is an nsys option gtrace does not implement; ignored");
     } else {
-      *error = "unknown trace '" + std::string(item) + "' (known: cuda, nvtx, nccl, none)";
+      *error = "unknown trace '" + std::string(item) + "' (known: cuda, nvtx, nccl, osrt, none)";
       return false;
     }
     if (comma == std::string_view::npos) break;
@@ -303,6 +307,14 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
   if (const char* v = getenv_fn("GTRACE_EXIT_WAIT_MS");
       v != nullptr && ParseBounded("GTRACE_EXIT_WAIT_MS", v, 1, 10000, &v64, &c.warnings)) {
     c.exit_wait_ms = static_cast<uint32_t>(v64);
+  }
+  if (const char* v = getenv_fn("GTRACE_OSRT_THRESHOLD");
+      v != nullptr && ParseBounded("GTRACE_OSRT_THRESHOLD", v, 0, 3600000000000ull, &v64, &c.warnings)) {
+    c.osrt_threshold_ns = v64;
+  }
+  // nsys's OSRT backtrace flags are understood but not implemented yet (docs/osrt.md).
+  for (const char* name : {"GTRACE_OSRT_BACKTRACE_THRESHOLD", "GTRACE_OSRT_BACKTRACE_DEPTH"}) {
+    if (getenv_fn(name) != nullptr) c.warnings.push_back(std::string(name) + ": OS runtime backtraces are not implemented; ignored");
   }
   if (const char* v = getenv_fn("GTRACE_MANIFEST"); v != nullptr) c.manifest_path = v;
   if (const char* v = getenv_fn("GTRACE_FORCE_OVERWRITE"); v != nullptr && !ParseBool(v, &c.force_overwrite)) {

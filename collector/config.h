@@ -50,6 +50,9 @@ struct Config {
   // GTRACE_TRACE_FORK_BEFORE_EXEC: record in a child that was forked but has not exec'd yet
   // (DataLoader workers, multiprocessing). nsys's default is false; gtrace's is true.
   bool trace_fork_before_exec = true;
+  // OS runtime tracing (-t osrt, inject/osrt/): calls shorter than this write nothing
+  // (GTRACE_OSRT_THRESHOLD, nanoseconds; nsys's --osrt-threshold, default 1000).
+  uint64_t osrt_threshold_ns = 1000;
   CaptureConfig capture;
 
   // Every GTRACE_* variable present, as seen (recorded in the stream header).
@@ -61,7 +64,7 @@ struct Config {
 Config LoadConfig(EnvGetter getenv_fn, char** environ_list);
 
 // Trace list "cuda,nvtx,nccl" / "none" -> SourceBit mask. Unknown names are errors; nsys names
-// gtrace does not implement (osrt, mpi, ...) are accepted with a note in *notes.
+// gtrace does not implement (mpi, ucx, ...) are accepted with a note in *notes.
 bool ParseTraceList(std::string_view text, uint32_t* mask, std::string* error, std::vector<std::string>* notes);
 
 // Capture-window values, as the CLI flags and GTRACE_* variables spell them. False (with *error) on a

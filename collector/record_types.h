@@ -14,6 +14,7 @@ enum RecordType : uint8_t {
   kRecordNccl = 3,         // NCCL profiler plugin
   kRecordCallStack = 4,    // captured native stacks
   kRecordPadding = 5,      // filler, skipped by the drain thread
+  kRecordOsrt = 6,         // OS runtime calls above the threshold (inject/osrt)
   kRecordTypeCount = 16,   // decoders table size
 };
 

@@ -656,6 +656,11 @@ ThreadBuffer* AcquireBufferSlow() {
   return b;
 }
 
+bool SessionRunsHere() {
+  Session* s = CurrentSession();
+  return s != nullptr && !s->ended.load(std::memory_order_acquire);
+}
+
 const Config* SessionConfig() {
   Session* s = CurrentSession();
   return s != nullptr ? &s->config : nullptr;

@@ -122,6 +122,9 @@ bool EmitThreadInfo(ChunkBuilder* chunk, uint32_t tid);
 // Starts this process's session if it is not running. True when recording is possible for
 // `source` (configured and the session is up). Thread-safe; cheap once started.
 bool EnsureSession(uint32_t source);
+// True when this process (getpid()) has a running session. Never starts one (inject/osrt asks it
+// from inside libc calls, where starting a session is not safe). One getpid() system call.
+bool SessionRunsHere();
 // The configuration of the running session (nullptr before start).
 const Config* SessionConfig();
 uint64_t SessionId();

@@ -11,6 +11,7 @@ enum SourceBit : uint32_t {
   kSourceNccl = 1u << 2,
   kSourceGpuMetrics = 1u << 3,
   kSourceBacktrace = 1u << 4,
+  kSourceOsrt = 1u << 5,  // OS runtime calls (-t osrt, inject/osrt/)
 };
 
 }  // namespace gt

@@ -5,7 +5,7 @@
 // driver's injection (CUDA_INJECTION64_PATH, read at the first cuInit) and NCCL's profiler-plugin
 // loader at this file unless the user chose another tool (a user's own NCCL profiler plugin wins,
 // with one `gtrace:` note), and note the load time (time zero of --delay). Nothing else: no
-// thread, no file, no CUPTI — the session starts when an injection entry point is first called,
+// thread, no file, no CUPTI (except with -t osrt: then the session starts here, docs/osrt.md) — the session starts when an injection entry point is first called,
 // and CUPTI is loaded only inside InitializeInjection, i.e. only by processes that initialize
 // CUDA. The NCCL plugin objects (ncclProfiler_v4/_v5/_v6) are defined in nccl/nccl_plugin.cc.
 // Unload (ELF destructor, at exit): final flush of this process's stream.
@@ -30,6 +30,7 @@
 #include "inject/cupti/cupti_tracer.h"
 #include "inject/metrics/gpu_metrics.h"
 #include "inject/nvtx/nvtx_hooks.h"
+#include "inject/osrt/osrt_tracer.h"
 
 namespace {
 
@@ -128,9 +129,14 @@ __attribute__((constructor)) void GtraceOnLoad() {
   ArmNcclPlugin(self);
   setenv("GTRACE_LIBRARY_PATH", self, 1);
   gt::capture::NoteLoadTime(gt::NowNs());
+  // -t osrt: libc calls have no injection entry point that would start the session later.
+  gt::osrt::StartIfWanted();
 }
 
-__attribute__((destructor)) void GtraceOnUnload() { gt::EndSession("exit"); }
+__attribute__((destructor)) void GtraceOnUnload() {
+  gt::osrt::InsideGtrace inside;  // the final flush's own libc calls are not the application's
+  gt::EndSession("exit");
+}
 
 }  // namespace
 

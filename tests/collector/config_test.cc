@@ -97,10 +97,14 @@ TEST(Config, TraceLists) {
   EXPECT_EQ(m, 0u);
   EXPECT_FALSE(ParseTraceList("none,nvtx", &m, &err, &notes));
   EXPECT_FALSE(ParseTraceList("nvtx,", &m, &err, &notes));
-  EXPECT_TRUE(ParseTraceList("cuda,osrt", &m, &err, &notes));  // nsys name: accepted with a note
+  EXPECT_TRUE(ParseTraceList("cuda,mpi", &m, &err, &notes));  // nsys name: accepted with a note
   EXPECT_EQ(m, kSourceCuda);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("osrt"), std::string::npos);
+  EXPECT_NE(notes[0].find("mpi"), std::string::npos);
+  notes.clear();
+  EXPECT_TRUE(ParseTraceList("cuda,osrt", &m, &err, &notes));  // issue 18: implemented
+  EXPECT_EQ(m, kSourceCuda | kSourceOsrt);
+  EXPECT_TRUE(notes.empty());
 }
 
 TEST(OutputPath, Placeholders) {

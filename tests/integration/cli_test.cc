@@ -41,7 +41,7 @@ TEST(Cli, ProfileFlagErrors) {
     std::string message;
   } cases[] = {
       {{"--bogus", "--", "true"}, "gtrace: profile: unknown option '--bogus'"},
-      {{"-t", "cuda,bogus", "true"}, "gtrace: profile: --trace: unknown trace 'bogus' (known: cuda, nvtx, nccl, none)"},
+      {{"-t", "cuda,bogus", "true"}, "gtrace: profile: --trace: unknown trace 'bogus' (known: cuda, nvtx, nccl, osrt, none)"},
       {{"-t", "none,nvtx", "true"}, "'none' cannot be combined"},
       {{"--buffer-mb", "0", "true"}, "--buffer-mb: '0' is not a whole number in [1, 65536]"},
       {{"--flush-interval-ms", "x", "true"}, "--flush-interval-ms: 'x' is not a whole number"},

@@ -49,6 +49,7 @@ constexpr std::string_view kExpectedTables[] = {
     "TARGET_INFO_CUDA_CONTEXT_INFO",
     "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
     "CUDA_GRAPH_EVENTS",
+    "OSRT_API",
     "CUDA_CALLCHAINS",
     "GPU_METRICS",
     "TARGET_INFO_GPU_METRICS",
@@ -82,7 +83,7 @@ TEST(nsysTablesTest, NamesUniqueAndNoEnumTables) {
     EXPECT_TRUE(seen.insert(std::string(table.name)).second) << "duplicate " << table.name;
     EXPECT_NE(table.name.substr(0, 5), "ENUM_") << table.name;
   }
-  EXPECT_EQ(seen.size(), 35u);
+  EXPECT_EQ(seen.size(), 36u);
 }
 
 // Each DDL runs on its own in a fresh database and creates exactly one table, the one it is listed under, with no
@@ -110,7 +111,7 @@ TEST(nsysTablesTest, FindTableFindsEachAndOnlyThose) {
   EXPECT_EQ(FindTable("stringids"), nullptr);  // exact, case-sensitive
   EXPECT_EQ(FindTable("CUPTI_ACTIVITY_KIND_KERNEL "), nullptr);
   EXPECT_EQ(FindTable("ENUM_CUDA_MEM_KIND"), nullptr);  // ENUM tables live in EnumTables()
-  EXPECT_EQ(FindTable("OSRT_API"), nullptr);            // not a table gtrace writes
+  EXPECT_EQ(FindTable("OSRT_CALLCHAINS"), nullptr);     // not a table gtrace writes (no OSRT backtraces yet)
 }
 
 TEST(nsysTablesTest, CreateTableCreatesAllIntoOneDatabase) {
@@ -154,7 +155,7 @@ TEST(nsysTablesTest, FullSchemaHasNoIndexTriggerOrView) {
   for (const TableDef& table : Tables()) {
     ASSERT_TRUE(CreateTable(db.get(), table.name).ok()) << table.name;
   }
-  EXPECT_EQ(testing::SchemaNames(db.get(), "table").size(), 35u + 24u);
+  EXPECT_EQ(testing::SchemaNames(db.get(), "table").size(), 36u + 24u);
   EXPECT_TRUE(testing::SchemaNames(db.get(), "trigger").empty());
   EXPECT_TRUE(testing::SchemaNames(db.get(), "view").empty());
   EXPECT_EQ(testing::QueryInt(db.get(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"),
@@ -264,14 +265,14 @@ TEST(nsysTablesReferenceTest, TableInfoEqualsReference) {
   }
 
   // A silently skipped comparison would show up here.
-  EXPECT_EQ(checked.size(), 28u);
+  EXPECT_EQ(checked.size(), 29u);
   std::map<std::string, int> per_source;
   for (const auto& [table, label] : checked) {
     ++per_source[label];
   }
   EXPECT_EQ(per_source[testing::kSchema3250Sql], 23);
   EXPECT_EQ(per_source[testing::kMockDb], 3);
-  EXPECT_EQ(per_source[testing::kFlameoxDb], 2);
+  EXPECT_EQ(per_source[testing::kFlameoxDb], 3);  // + OSRT_API
   EXPECT_EQ(checked["TARGET_INFO_GPU"], testing::kMockDb);
   EXPECT_EQ(checked["TARGET_INFO_CUDA_DEVICE"], testing::kMockDb);
   EXPECT_EQ(checked["TARGET_INFO_CUDA_CONTEXT_INFO"], testing::kMockDb);

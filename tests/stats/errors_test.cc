@@ -37,7 +37,7 @@ TEST(StatsApi, ListsTheReportsInHelpOrder) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"nvtx_sum", "nvtx_gpu_proj_sum", "cuda_api_sum", "cuda_api_trace",
                                              "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
-                                             "cuda_gpu_trace", "nccl_sum", "cuda_api_callers", "gpu_metrics_sum"}));
+                                             "cuda_gpu_trace", "osrt_sum", "nccl_sum", "cuda_api_callers", "gpu_metrics_sum"}));
 }
 
 TEST(StatsApi, ParsesFormats) {
@@ -64,7 +64,7 @@ TEST(StatsErrors, UnknownReportListsValidNames) {
   EXPECT_EQ(status.message(),
             "unknown report 'cuda_kern_sum'; valid reports: nvtx_sum, nvtx_gpu_proj_sum, cuda_api_sum, "
             "cuda_api_trace, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, cuda_gpu_trace, "
-            "nccl_sum, cuda_api_callers, gpu_metrics_sum");
+            "osrt_sum, nccl_sum, cuda_api_callers, gpu_metrics_sum");
   EXPECT_EQ(output, "");
 }
 
@@ -158,6 +158,12 @@ TEST(StatsReadOnly, NeverWritesTheDatabase) {
   db.AddNvtx({.start = 0, .end = 100, .text = "r", .global_tid = GlobalTid(1, 1)});
   db.AddRuntime(10, 20, GlobalTid(1, 1), 1, "cudaLaunchKernel_v7000");
   db.AddKernel({.start = 30, .end = 40, .correlation_id = 1, .global_pid = GlobalPid(1), .demangled_name = "k"});
+  // OSRT_API as gtrace writes it (tools/nsys/nsys_tables.cc; nsys's 3.24.0 shape), one call.
+  db.Exec("CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+          "globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, "
+          "callchainId INTEGER NOT NULL, argumentsId INTEGER NOT NULL)");
+  db.Exec("INSERT INTO OSRT_API VALUES (50, 90, 27, " + std::to_string(GlobalTid(1, 1)) + ", " +
+          std::to_string(db.StringId("read")) + ", 1, 0, 0, 0)");
   const std::string before = ReadFile(db.path());
   ASSERT_EQ(chmod(db.path().c_str(), 0444), 0);
   for (const ReportInfo& info : Reports()) {

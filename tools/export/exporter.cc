@@ -13,6 +13,7 @@
 #include <random>
 
 #include "tools/export/callstack_export.h"
+#include "tools/export/osrt_export.h"
 #include "tools/export/nccl_export.h"
 #include "tools/export/cuda_export.h"
 #include "tools/export/gpu_metrics_export.h"
@@ -42,6 +43,9 @@ std::vector<std::unique_ptr<ExportModule>> MakeModules() {
 
   // Call stack modules:
   modules.push_back(MakeCallStackExport());
+
+  // OS runtime calls (-t osrt):
+  modules.push_back(MakeOsrtExport());
 
   return modules;
 }

@@ -67,6 +67,9 @@ constexpr ColumnRule kContextInfo[] = {{"nullStreamId", K::kPlain}, {"hwId", K::
 constexpr ColumnRule kGraphEvents[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
                                        {"nameId", K::kStringId}, {"graphId", K::kPlain},
                                        {"originalGraphId", K::kPlain}, {"graphExecId", K::kPlain}};
+// OSRT_API.callchainId and argumentsId are always 0 (no OSRT_CALLCHAINS/arguments are written).
+constexpr ColumnRule kOsrt[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
+                                {"nameId", K::kStringId}, {"callchainId", K::kPlain}, {"argumentsId", K::kPlain}};
 constexpr ColumnRule kCallchains[] = {{"id", K::kCallchainId}, {"symbol", K::kStringId}, {"module", K::kStringId}};
 // GPU_METRICS.typeId = <hw:8><vm:8><source:16><type:32>: host bits like a global id.
 constexpr ColumnRule kGpuMetrics[] = {{"rawTimestamp", K::kPlain}, {"timestamp", K::kTime},
@@ -152,6 +155,7 @@ constexpr TableRule kRules[] = {
     {"TARGET_INFO_CUDA_CONTEXT_INFO", TableMode::kCopy, "", R(kContextInfo)},
     {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", TableMode::kCopy, "globalPid", R(kGraphTrace)},
     {"CUDA_GRAPH_EVENTS", TableMode::kCopy, "globalTid", R(kGraphEvents)},
+    {"OSRT_API", TableMode::kCopy, "globalTid", R(kOsrt)},
     {"CUDA_CALLCHAINS", TableMode::kCopy, "", R(kCallchains)},
     {"GPU_METRICS", TableMode::kCopy, "typeId", R(kGpuMetrics)},
     {"TARGET_INFO_GPU_METRICS", TableMode::kCopy, "", R(kGpuMetricsInfo)},

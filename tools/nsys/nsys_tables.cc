@@ -379,6 +379,20 @@ constexpr TableDef kTables[] = {
   originalGraphId INTEGER,
   graphExecId     INTEGER
 ))sql"},
+    // OS runtime calls (-t osrt). nsys writes 0 in callchainId and argumentsId when it kept no stack or
+    // arguments, and returnValue 0 in every row of the sample (gtrace writes the call's result).
+    {"OSRT_API",
+     R"sql(CREATE TABLE OSRT_API (
+  start        INTEGER NOT NULL,
+  end          INTEGER NOT NULL,
+  eventClass   INTEGER NOT NULL,
+  globalTid    INTEGER,
+  nameId       INTEGER NOT NULL,
+  returnValue  INTEGER NOT NULL,
+  nestingLevel INTEGER,
+  callchainId  INTEGER NOT NULL,
+  argumentsId  INTEGER NOT NULL
+))sql"},
 
     // ---- 3. Documentation only (no public real export contains them). ----
     // CUDA API backtraces; CUPTI_ACTIVITY_KIND_RUNTIME.callchainId -> id, stackDepth 0 = innermost frame.

@@ -29,6 +29,7 @@ constexpr ReportEntry kReports[] = {
     {{"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)"}, BuildCudaGpuMemTimeSum},
     {{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"}, BuildCudaGpuMemSizeSum},
     {{"cuda_gpu_trace", "CUDA GPU Trace"}, BuildCudaGpuTrace},
+    {{"osrt_sum", "OS Runtime Summary"}, BuildOsrtSum},
     {{"nccl_sum", "NCCL Operation Summary"}, BuildNcclSum},
     {{"cuda_api_callers", "CUDA API Callers (by Stack)"}, BuildCudaApiCallers},
     {{"gpu_metrics_sum", "GPU Metrics Summary (per NVTX range and kernel)"}, BuildGpuMetricsSum},
