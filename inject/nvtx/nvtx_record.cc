@@ -66,7 +66,8 @@ void SanitizeUtf8(const unsigned char* p, size_t n, std::string* out) {
 
 }  // namespace
 
-bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, NowNs()); }
+// ts_ns 0: the clock is read once the ring has room (a dropped record never pays for it).
+bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, 0); }
 
 bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   // Message bytes: bounded scans, so a missing terminator costs at most kMaxTextBytes.
@@ -111,7 +112,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   base.h.ext_slots = 0;  // set below, once the size is known
   base.h.aux16 = static_cast<uint16_t>(a.kind | (flags << 8));
   base.h.aux32 = a.domain_id;
-  base.h.ts_ns = ts_ns;
+  base.h.ts_ns = 0;  // set once the ring has room
   base.text_bytes = static_cast<uint16_t>(text_bytes);
   base.payload_type = a.payload_type;
   base.ext_count = static_cast<uint8_t>(ext_count);
@@ -131,6 +132,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
 
   RecordSpan span;
   if (!BeginRecord(head_bytes + text_bytes + ext_bytes, &span)) return false;
+  base.h.ts_ns = ts_ns != 0 ? ts_ns : NowNs();
   base.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
   std::memcpy(head, &base, sizeof(base));
   RecordCopy(span, 0, head, head_bytes);
