@@ -100,6 +100,7 @@ void Drainer::DrainOnce(bool final) {
       pool_->Free(b);
     }
   }
+  pool_->RefillSpare();
   EmitNoBufferDrops(internal::NoBufferDrops());
 }
 
@@ -117,9 +118,9 @@ void Drainer::MaybeGrow(uint32_t index, ThreadBuffer* b) {
   uint64_t newest = ring.ConsumerNewestCapacity();
   uint64_t max_slots = pool_->max_ring_bytes() / kSlotBytes;
   uint64_t want = newest * 4 > max_slots ? max_slots : newest * 4;
-  if (want <= newest) return;
-  // Budget permitting; a smaller step when four times is too much.
-  for (; want > newest; want /= 2) {
+  // Budget permitting; a smaller step when four times is too much. At the largest size the chain
+  // goes on with segments of that size or smaller, while older ones are still being drained.
+  for (; want >= newest / 4 && want >= 2; want /= 2) {
     RingSegment* segment = pool_->AllocSegment(static_cast<uint32_t>(want));
     if (segment == nullptr) continue;
     if (ring.Offer(segment)) {

@@ -48,12 +48,6 @@ bool RingPool::Init(size_t total_bytes, size_t ring_bytes) {
   // Rings first (page aligned), headers after them.
   storage_ = static_cast<Slot*>(arena_);
   headers_ = reinterpret_cast<ThreadBuffer*>(static_cast<char*>(arena_) + n * ring_bytes_);
-  uint32_t slots_per_ring = static_cast<uint32_t>(ring_bytes_ / kSlotBytes);
-  for (uint32_t i = 0; i < count_; ++i) {
-    ThreadBuffer* b = new (&headers_[i]) ThreadBuffer();
-    b->index = i;
-    b->ring.Init(storage_ + static_cast<size_t>(i) * slots_per_ring, slots_per_ring);
-  }
   // The growth region: address space only (MAP_NORESERVE, untouched until used). Twice the budget,
   // so blocks given back in one size and wanted in another rarely exhaust it; when they do, a ring
   // simply does not grow.
@@ -69,7 +63,29 @@ bool RingPool::Init(size_t total_bytes, size_t ring_bytes) {
     if (growth_ == nullptr) growth_bytes_ = 0;
   }
   committed_bytes_.store(0, std::memory_order_relaxed);
+  // The spare: 16 initial rings' worth (an eighth of the budget at most), so a burst that starts
+  // while the drain thread waits for a CPU has ~16x more room before it drops (measured on a loaded
+  // 2-core machine: the first offer can come 30+ ms late; bench/results/2026-11-25-nvtx-burst.md).
+  size_t spare_bytes = RoundDownPow2(ring_bytes_ * 16 < budget_bytes_ / 8 ? ring_bytes_ * 16 : budget_bytes_ / 8);
+  spare_slots_ = growth_ != nullptr && spare_bytes > ring_bytes_ ? static_cast<uint32_t>(spare_bytes / kSlotBytes) : 0;
+  spare_.store(nullptr, std::memory_order_relaxed);
+  InitHeaders();
+  RefillSpare();  // now, on the thread that starts the session: the first burst may come at once
   return true;
+}
+
+void RingPool::InitHeaders() {
+  uint32_t slots_per_ring = static_cast<uint32_t>(ring_bytes_ / kSlotBytes);
+  for (uint32_t i = 0; i < count_; ++i) {
+    ThreadBuffer* b = new (&headers_[i]) ThreadBuffer();
+    b->index = i;
+    b->ring.Init(storage_ + static_cast<size_t>(i) * slots_per_ring, slots_per_ring, &spare_, spare_slots_);
+  }
+}
+
+void RingPool::RefillSpare() {
+  if (spare_slots_ == 0 || spare_.load(std::memory_order_acquire) != nullptr) return;
+  if (RingSegment* s = AllocSegment(spare_slots_)) spare_.store(s, std::memory_order_release);
 }
 
 ThreadBuffer* RingPool::Acquire(uint32_t tid, const char* thread_name) {
@@ -163,12 +179,8 @@ void RingPool::FreeSegment(RingSegment* segment) {
 }
 
 void RingPool::ResetAfterFork() {
-  uint32_t slots_per_ring = static_cast<uint32_t>(ring_bytes_ / kSlotBytes);
-  for (uint32_t i = 0; i < count_; ++i) {
-    ThreadBuffer* b = new (&headers_[i]) ThreadBuffer();
-    b->index = i;
-    b->ring.Init(storage_ + static_cast<size_t>(i) * slots_per_ring, slots_per_ring);
-  }
+  spare_.store(nullptr, std::memory_order_relaxed);  // forgotten with the other grown segments
+  InitHeaders();
   next_serial_.store(1, std::memory_order_relaxed);
   // The parent's drain thread may have been inside these lists at fork: leak them, start empty.
   // Grown segments the parent's rings held are forgotten (their pages are released here).

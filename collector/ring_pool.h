@@ -73,6 +73,9 @@ class RingPool {
   // A segment of `slots` (power of two) from the growth region, counted against the budget;
   // nullptr when the budget, the per-ring limit or the region does not allow it.
   RingSegment* AllocSegment(uint32_t slots);
+  // Drain thread, every cycle: keeps the one shared spare segment filled (budget permitting). Any
+  // ring whose drain-thread offer has not arrived yet takes it at its high-water crossing.
+  void RefillSpare();
   // A segment the consumer left behind: grown ones go back to the growth region (pages released).
   void FreeSegment(RingSegment* segment);
 
@@ -80,6 +83,8 @@ class RingPool {
   void ResetAfterFork();
 
  private:
+  void InitHeaders();
+
   void* arena_ = nullptr;
   size_t arena_bytes_ = 0;
   ThreadBuffer* headers_ = nullptr;
@@ -95,6 +100,8 @@ class RingPool {
   size_t growth_used_ = 0;                      // bump pointer
   std::vector<std::vector<Slot*>> free_blocks_;  // per log2(slots): blocks given back
   std::atomic<uint64_t> committed_bytes_{0};
+  std::atomic<RingSegment*> spare_{nullptr};
+  uint32_t spare_slots_ = 0;
 };
 
 }  // namespace gt

@@ -59,7 +59,11 @@ struct RingSegment {
 class ThreadRing {
  public:
   // `slots` is owned by the caller (the ring pool's arena); capacity must be a power of two.
-  void Init(Slot* slots, uint32_t capacity_slots) {
+  // `spare`: the pool's one shared spare segment (may be null), taken when no offer of this ring's
+  // own is waiting — so the first burst of a thread does not wait for the drain thread to run.
+  void Init(Slot* slots, uint32_t capacity_slots, std::atomic<RingSegment*>* spare = nullptr, uint32_t spare_slots = 0) {
+    spare_ = spare;
+    spare_mask_ = spare_slots > 0 ? spare_slots - 1 : 0;
     initial_.slots = slots;
     initial_.mask = capacity_slots - 1;
     initial_.start_pos = 0;
@@ -192,8 +196,14 @@ class ThreadRing {
   // Producer: moves to the drain thread's offer, if any, at position `head` (between records).
   bool TakeOffer(uint64_t head) {
     RingSegment* s = offer_.load(std::memory_order_acquire);
+    if (s != nullptr) {
+      offer_.store(nullptr, std::memory_order_relaxed);
+    } else if (spare_ != nullptr && spare_mask_ > mask_ && spare_->load(std::memory_order_relaxed) != nullptr) {
+      // Every spare has spare_mask_ + 1 slots, so the size test needs no look at the segment (which
+      // another producer may take meanwhile).
+      s = spare_->exchange(nullptr, std::memory_order_acquire);
+    }
     if (s == nullptr) return false;
-    offer_.store(nullptr, std::memory_order_relaxed);
     s->start_pos = head;
     s->next.store(nullptr, std::memory_order_relaxed);
     producer_->next.store(s, std::memory_order_release);
@@ -209,6 +219,8 @@ class ThreadRing {
   uint32_t mask_ = 0;
   uint64_t high_water_ = 0;
   RingSegment* producer_ = nullptr;
+  std::atomic<RingSegment*>* spare_ = nullptr;
+  uint32_t spare_mask_ = 0;
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint32_t> poked_{0};
   // Consumer-side cache line.

@@ -64,6 +64,12 @@ void SanitizeUtf8(const unsigned char* p, size_t n, std::string* out) {
   }
 }
 
+bool IsAscii(const unsigned char* p, size_t n) {
+  unsigned char any = 0;
+  for (size_t i = 0; i < n; ++i) any |= p[i];
+  return any < 0x80;
+}
+
 }  // namespace
 
 // ts_ns 0: the clock is read once the ring has room (a dropped record never pays for it).
@@ -191,7 +197,10 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
 
   // Strings first: their definitions cannot go inside the event message.
   uint64_t string_id = 0;
-  if (base.text_bytes > 0) {
+  if (base.text_bytes > 0 && !(flags & kFlagUtf32) && IsAscii(text, base.text_bytes)) {
+    // The common case (ASCII names): no copy, no re-encoding.
+    string_id = chunk->Intern(std::string_view(reinterpret_cast<const char*>(text), base.text_bytes));
+  } else if (base.text_bytes > 0) {
     std::string utf8;
     if (flags & kFlagUtf32) {
       for (size_t i = 0; i + sizeof(wchar_t) <= base.text_bytes; i += sizeof(wchar_t)) {
