@@ -76,6 +76,10 @@ bool IsAscii(const unsigned char* p, size_t n) {
 bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, 0); }
 
 bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
+  // A full ring drops before any other work (issue 20): probe for the head slot first (nothing
+  // is committed; the real reservation below takes the full size).
+  RecordSpan probe;
+  if (!BeginRecord(kSlotBytes, &probe)) return false;
   // Message bytes: bounded scans, so a missing terminator costs at most kMaxTextBytes.
   size_t text_bytes = 0;
   uint8_t flags = a.flags;
