@@ -128,6 +128,9 @@ void RingPool::Free(ThreadBuffer* buffer) {
   ring.ResetToInitial(pos, &grown, &offer);
   if (grown != nullptr) FreeSegment(grown);
   if (offer != nullptr) FreeSegment(offer);
+  // The initial ring's pages go back too: what is resident stays within what is counted (one
+  // syscall per thread exit, on the drain thread).
+  ::madvise(storage_ + static_cast<size_t>(buffer->index) * (ring_bytes_ / kSlotBytes), ring_bytes_, MADV_DONTNEED);
   committed_bytes_.fetch_sub(ring_bytes_, std::memory_order_relaxed);
   buffer->state.store(static_cast<uint32_t>(BufferState::kFree), std::memory_order_release);
 }
