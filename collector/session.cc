@@ -224,25 +224,23 @@ std::string EndMarkReason(uint32_t kind, uint32_t sig) {
 void PrintDropLine(Session* s) {
   Drainer& d = *s->drainer;
   uint64_t dropped = d.records_dropped_total();
-  if (dropped == 0 || s->drop_line_printed) return;
+  // Losses of a failing disk alone already had their line (WriteOutput): one line per problem.
+  if (dropped == 0 || s->drop_line_printed || d.thread_buffer_drops() + d.no_buffer_drops() == 0) return;
   s->drop_line_printed = true;
   uint64_t total = d.records_total() + dropped;
   char pct[32];
   std::snprintf(pct, sizeof(pct), "%.1f", 100.0 * static_cast<double>(dropped) / static_cast<double>(total));
   std::string line = "dropped " + std::to_string(dropped) + " of " + std::to_string(total) + " records (" + pct + " %):";
   uint64_t mb = s->config.buffer_bytes >> 20;
-  if (d.thread_buffer_drops() > 0 || d.no_buffer_drops() > 0) {
-    // Enough for the dropped records on top of today's budget; one ring may use half of it.
-    uint64_t need_mb = mb + ((d.thread_buffer_drops() + d.no_buffer_drops()) * kSlotBytes * 2 + (1u << 20) - 1) / (1u << 20);
-    uint64_t suggest = 1;
-    while (suggest < need_mb) suggest *= 2;
-    if (d.thread_buffer_drops() > 0) line += " " + std::to_string(d.thread_buffer_drops()) + " thread buffers full;";
-    if (d.no_buffer_drops() > 0) line += " " + std::to_string(d.no_buffer_drops()) + " threads without a buffer;";
-    line += " GTRACE_BUFFER_MB=" + std::to_string(suggest) + " (gtrace profile --buffer-mb=" + std::to_string(suggest) +
-            "; now " + std::to_string(mb) + ") would have kept them";
-    if (d.writer_drops() > 0) line += ";";
-  }
-  if (d.writer_drops() > 0) line += " " + std::to_string(d.writer_drops()) + " lost writing the stream (disk full or failing)";
+  // Enough for the dropped records on top of today's budget; one ring may use half of it.
+  uint64_t need_mb = mb + ((d.thread_buffer_drops() + d.no_buffer_drops()) * kSlotBytes * 2 + (1u << 20) - 1) / (1u << 20);
+  uint64_t suggest = 1;
+  while (suggest < need_mb) suggest *= 2;
+  if (d.thread_buffer_drops() > 0) line += " " + std::to_string(d.thread_buffer_drops()) + " thread buffers full;";
+  if (d.no_buffer_drops() > 0) line += " " + std::to_string(d.no_buffer_drops()) + " threads without a buffer;";
+  line += " GTRACE_BUFFER_MB=" + std::to_string(suggest) + " (gtrace profile --buffer-mb=" + std::to_string(suggest) +
+          "; now " + std::to_string(mb) + ") would have kept them";
+  if (d.writer_drops() > 0) line += "; " + std::to_string(d.writer_drops()) + " more lost writing the stream (disk full or failing)";
   PrintLine(line);
 }
 
