@@ -56,8 +56,12 @@ uint64_t ChunkBuilder::Intern(std::string_view text) {
     ++intern_misuse_;
     return 0;
   }
+  if (last_id_ != 0 && last_resets_ == interner_->resets() && text == last_text_) return last_id_;
   bool is_new = false;
   uint64_t id = interner_->Intern(text, &is_new);
+  last_text_.assign(text.data(), text.size());
+  last_id_ = id;
+  last_resets_ = interner_->resets();
   if (is_new) {
     body_.BeginNested(field::chunk::kStrings);
     body_.Varint(field::interned_string::kId, id);

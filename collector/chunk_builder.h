@@ -58,6 +58,11 @@ class ChunkBuilder {
   uint64_t records_total_ = 0;
   uint64_t chunks_total_ = 0;
   uint64_t intern_misuse_ = 0;
+  // The last string interned and its id: a range name repeated record after record skips the
+  // hash lookup (drain-thread throughput, issue 20). Valid while the interner has not reset.
+  std::string last_text_;
+  uint64_t last_id_ = 0;
+  uint64_t last_resets_ = 0;
   std::array<uint64_t, kMaxDeltaFields> last_ts_{};
   std::array<bool, kMaxDeltaFields> has_last_{};
 };

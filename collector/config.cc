@@ -334,9 +334,11 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
   }
   LoadCaptureConfig(getenv_fn, &c);
   if (c.thread_buffer_bytes == 0) {
+    // The initial ring; rings under pressure grow within buffer_bytes (issue 20), so 512 KiB is
+    // enough to start: at a high-water mark of half, 4096 records before the drain thread is poked.
     c.thread_buffer_bytes = c.buffer_bytes / 128;
     if (c.thread_buffer_bytes < (64u << 10)) c.thread_buffer_bytes = 64u << 10;
-    if (c.thread_buffer_bytes > (4u << 20)) c.thread_buffer_bytes = 4u << 20;
+    if (c.thread_buffer_bytes > (512u << 10)) c.thread_buffer_bytes = 512u << 10;
   }
   if (c.thread_buffer_bytes > c.buffer_bytes) c.thread_buffer_bytes = c.buffer_bytes;
   return c;

@@ -39,8 +39,11 @@ struct Config {
   std::string output_pattern = "gtrace-%h-%p";  // GTRACE_OUTPUT
   std::string trace = "cuda,nvtx,nccl";          // GTRACE_TRACE, as given
   uint32_t sources = 0;                           // SourceBit mask parsed from `trace`
-  uint64_t buffer_bytes = 64ull << 20;            // GTRACE_BUFFER_MB: all thread rings together
-  uint64_t thread_buffer_bytes = 0;               // GTRACE_THREAD_BUFFER_KB; 0 = buffer_bytes / 128
+  // GTRACE_BUFFER_MB: all thread rings together, grown ones included. 256 MiB by measurement
+  // (bench/results/2026-11-25-nvtx-burst.md): a 2 M push/pop burst is 256 MiB of records, and a
+  // busy machine can keep the drain thread off a CPU for 100+ ms. Committed only when used.
+  uint64_t buffer_bytes = 256ull << 20;
+  uint64_t thread_buffer_bytes = 0;               // GTRACE_THREAD_BUFFER_KB, the initial ring; 0 = buffer / 128, 64..512 KiB
   uint32_t flush_interval_ms = 500;               // GTRACE_FLUSH_MS: longest time data waits in memory
   // GTRACE_EXIT_WAIT_MS: longest wait for the writer when the process ends by _exit, exec, abort or
   // a crash signal (inject/exit/): the process ends then even if the stream is not finished.

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -67,12 +68,17 @@ Drainer::Drainer(RingPool* pool, uint64_t session_id)
 void Drainer::DrainOnce(bool final) {
   // Heads first, registrations second, records third: every registration a record depends on was
   // made before the record was committed, so definitions land in the file before their use.
+  order_.clear();
   for (uint32_t i = 0; i < pool_->count(); ++i) {
     ThreadBuffer* b = pool_->at(i);
-    heads_[i] = b->state.load(std::memory_order_acquire) == static_cast<uint32_t>(BufferState::kFree)
-                    ? 0
-                    : b->ring.ConsumerHead();
+    bool is_free = b->state.load(std::memory_order_acquire) == static_cast<uint32_t>(BufferState::kFree);
+    heads_[i] = is_free ? 0 : b->ring.ConsumerHead();
+    if (!is_free) order_.push_back(i);
   }
+  // Fullest rings first: they are the ones about to drop (issue 20).
+  std::stable_sort(order_.begin(), order_.end(), [this](uint32_t a, uint32_t b) {
+    return heads_[a] - pool_->at(a)->ring.ConsumerTail() > heads_[b] - pool_->at(b)->ring.ConsumerTail();
+  });
   int n_emitters = internal::EmitterCount();
   if (n_emitters > 0) {
     chunk_.Begin(0, 0, 0);
@@ -81,10 +87,11 @@ void Drainer::DrainOnce(bool final) {
     }
     chunk_.End();
   }
-  for (uint32_t i = 0; i < pool_->count(); ++i) {
+  for (uint32_t i : order_) {
     ThreadBuffer* b = pool_->at(i);
     uint32_t state = b->state.load(std::memory_order_acquire);
     if (state == static_cast<uint32_t>(BufferState::kFree)) continue;
+    if (state == static_cast<uint32_t>(BufferState::kOwned)) MaybeGrow(i, b);
     DrainBuffer(i, heads_[i], final);
     if (state == static_cast<uint32_t>(BufferState::kRetired)) {
       // The owner is gone: take whatever it committed after the snapshot too, then free it.
@@ -93,7 +100,40 @@ void Drainer::DrainOnce(bool final) {
       pool_->Free(b);
     }
   }
+  pool_->RefillSpare();
   EmitNoBufferDrops(internal::NoBufferDrops());
+}
+
+void Drainer::MaybeGrow(uint32_t index, ThreadBuffer* b) {
+  ThreadRing& ring = b->ring;
+  BufferTrack& t = tracks_[index];
+  uint64_t dropped = ring.dropped();
+  if (t.serial != b->serial) {  // a new owner starts without history
+    t.pressured = false;
+    t.dropped_at_growth_check = b->dropped_base;
+  }
+  if (ring.poked() || dropped != t.dropped_at_growth_check) t.pressured = true;
+  t.dropped_at_growth_check = dropped;
+  if (!t.pressured || ring.HasOffer()) return;
+  uint64_t newest = ring.ConsumerNewestCapacity();
+  uint64_t max_slots = pool_->max_ring_bytes() / kSlotBytes;
+  uint64_t want = newest * 4 > max_slots ? max_slots : newest * 4;
+  // Budget permitting; a smaller step when four times is too much. At the largest size the chain
+  // goes on with segments of that size or smaller, while older ones are still being drained.
+  for (; want >= newest / 4 && want >= 2; want /= 2) {
+    RingSegment* segment = pool_->AllocSegment(static_cast<uint32_t>(want));
+    if (segment == nullptr) continue;
+    if (ring.Offer(segment)) {
+      ++rings_grown_;
+    } else {
+      pool_->FreeSegment(segment);
+    }
+    return;
+  }
+}
+
+void Drainer::FreeLeftSegments(ThreadRing& ring, uint64_t tail) {
+  while (RingSegment* old = ring.ConsumerAdvance(tail)) pool_->FreeSegment(old);
 }
 
 void Drainer::MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_read) {
@@ -132,11 +172,13 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
   ThreadBuffer* b = pool_->at(index);
   ThreadRing& ring = b->ring;
   uint64_t tail = ring.ConsumerTail();
+  FreeLeftSegments(ring, tail);
   bool new_owner = tracks_[index].serial != b->serial;
   uint64_t dropped_now = ring.dropped();
   bool has_drops = !new_owner && dropped_now != tracks_[index].dropped_reported;
   if (tail == head && !new_owner && !has_drops &&
       NowNs() - tracks_[index].name_checked_ns <= kThreadNameRecheckNs) {
+    ring.ClearPoked();
     return;
   }
   uint64_t base = 0;
@@ -144,6 +186,7 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
   chunk_.Begin(b->serial, b->tid, base);
   MaybeEmitThreadInfo(index, b, final);
   while (tail < head) {
+    FreeLeftSegments(ring, tail);  // the producer moved to a larger segment at `tail`
     const Slot* first = ring.ConsumerAt(tail);
     const auto* h = reinterpret_cast<const RecordHeader*>(first->bytes);
     uint64_t n = 1u + h->ext_slots;
@@ -170,6 +213,8 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
     }
   }
   ring.Release(tail);
+  FreeLeftSegments(ring, tail);
+  ring.ClearPoked();  // emptied up to the snapshot: the next crossing may poke again
   dropped_now = ring.dropped();
   BufferTrack& t = tracks_[index];
   if (dropped_now != t.dropped_reported) {
@@ -181,6 +226,7 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
     w.Varint(field::drop_report::kTsNs, NowNs());
     w.EndNested();
     dropped_total_ += dropped_now - t.dropped_reported;
+    thread_buffer_drops_ += dropped_now - t.dropped_reported;
     t.dropped_reported = dropped_now;
   }
   chunk_.End();
@@ -235,6 +281,7 @@ void Drainer::EmitWriterDrops(uint64_t records) {
   w.EndNested();
   chunk_.End();
   dropped_total_ += records;
+  writer_drops_ += records;
 }
 
 void Drainer::EmitEnd(const std::string& reason, uint32_t kind, uint32_t signal, uint64_t bytes_written_before) {

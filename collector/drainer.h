@@ -37,6 +37,11 @@ class Drainer {
   std::string* output() { return chunk_.output(); }
   uint64_t records_total() const { return chunk_.records_total(); }
   uint64_t records_dropped_total() const { return dropped_total_; }
+  // The parts of records_dropped_total() by cause.
+  uint64_t thread_buffer_drops() const { return thread_buffer_drops_; }
+  uint64_t no_buffer_drops() const { return no_buffer_reported_; }
+  uint64_t writer_drops() const { return writer_drops_; }
+  uint64_t rings_grown() const { return rings_grown_; }
   uint64_t chunks_total() const { return chunk_.chunks_total(); }
   uint32_t threads_seen() const { return threads_seen_; }
   uint64_t intern_misuse() const { return chunk_.intern_misuse(); }
@@ -48,9 +53,17 @@ class Drainer {
     uint64_t dropped_reported = 0;
     std::string name;
     uint64_t name_checked_ns = 0;
+    uint64_t dropped_at_growth_check = 0;  // ring.dropped() when growth was last considered
+    bool pressured = false;                // this owner's ring poked or dropped at least once
   };
   void DrainBuffer(uint32_t index, uint64_t head_snapshot, bool final);
   void MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_read);
+  // A ring that has been under pressure (it poked us, or dropped) always has a segment four times
+  // the size of its newest one waiting, within the pool's budget: the producer moves to it at its
+  // next crossing without waiting for this thread to be scheduled (an offer costs address space
+  // and budget, not resident memory, until it is used).
+  void MaybeGrow(uint32_t index, ThreadBuffer* b);
+  void FreeLeftSegments(ThreadRing& ring, uint64_t tail);
 
   RingPool* pool_;
   uint64_t session_id_;
@@ -58,8 +71,12 @@ class Drainer {
   ChunkBuilder chunk_;
   std::vector<BufferTrack> tracks_;
   std::vector<uint64_t> heads_;
+  std::vector<uint32_t> order_;  // buffer indexes, fullest ring first
   std::vector<Slot> scratch_;  // contiguous copy of a record that wraps around its ring
   uint64_t dropped_total_ = 0;
+  uint64_t thread_buffer_drops_ = 0;
+  uint64_t writer_drops_ = 0;
+  uint64_t rings_grown_ = 0;
   uint64_t no_buffer_reported_ = 0;
   uint32_t threads_seen_ = 0;
   uint64_t corrupt_records_ = 0;

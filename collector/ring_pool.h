@@ -5,11 +5,19 @@
 // thread records nothing and the loss is counted (DROP_SOURCE_NO_BUFFER).
 //
 // Pages of the arena are reserved, not committed: a thread that records little touches little.
+//
+// Growth (issue 20): GTRACE_BUFFER_MB is a budget, not a carving. Every owned buffer counts its
+// initial ring against it; the drain thread may give a thread that keeps crossing its high-water
+// mark a larger segment (ThreadRing::Offer) from a separate growth region, while the budget allows
+// and up to half of it per ring. Grown segments go back (and their pages to the kernel) when the
+// consumer leaves them or the thread exits. A thread that starts while the budget is taken gets no
+// buffer (counted as DROP_SOURCE_NO_BUFFER) until grown rings are given back.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "collector/thread_ring.h"
 
@@ -44,6 +52,11 @@ class RingPool {
   bool Init(size_t total_bytes, size_t ring_bytes);
   uint32_t count() const { return count_; }
   size_t ring_bytes() const { return ring_bytes_; }
+  size_t budget_bytes() const { return budget_bytes_; }
+  // Bytes of ring storage in use now: initial rings of owned buffers plus grown segments.
+  uint64_t committed_bytes() const { return committed_bytes_.load(std::memory_order_relaxed); }
+  // Largest segment one ring may grow to (bytes).
+  size_t max_ring_bytes() const { return max_ring_bytes_; }
 
   // Application thread, slow path: take a free buffer. nullptr when none is free.
   ThreadBuffer* Acquire(uint32_t tid, const char* thread_name);
@@ -54,14 +67,24 @@ class RingPool {
 
   // Drain thread.
   ThreadBuffer* at(uint32_t i) { return &headers_[i]; }
-  void Free(ThreadBuffer* buffer) {
-    buffer->state.store(static_cast<uint32_t>(BufferState::kFree), std::memory_order_release);
-  }
+  // The buffer is retired and drained (head == tail): back to its initial ring, grown segments
+  // freed, then free for the next thread.
+  void Free(ThreadBuffer* buffer);
+  // A segment of `slots` (power of two) from the growth region, counted against the budget;
+  // nullptr when the budget, the per-ring limit or the region does not allow it.
+  RingSegment* AllocSegment(uint32_t slots);
+  // Drain thread, every cycle: keeps the one shared spare segment filled (budget permitting). Any
+  // ring whose drain-thread offer has not arrived yet takes it at its high-water crossing.
+  void RefillSpare();
+  // A segment the consumer left behind: grown ones go back to the growth region (pages released).
+  void FreeSegment(RingSegment* segment);
 
   // Child after fork: no other thread exists, so every buffer is free again; contents discarded.
   void ResetAfterFork();
 
  private:
+  void InitHeaders();
+
   void* arena_ = nullptr;
   size_t arena_bytes_ = 0;
   ThreadBuffer* headers_ = nullptr;
@@ -69,6 +92,16 @@ class RingPool {
   uint32_t count_ = 0;
   size_t ring_bytes_ = 0;
   std::atomic<uint64_t> next_serial_{1};
+  // Growth region (drain thread only, except committed_bytes_ which Acquire also moves).
+  size_t budget_bytes_ = 0;
+  size_t max_ring_bytes_ = 0;
+  char* growth_ = nullptr;
+  size_t growth_bytes_ = 0;
+  size_t growth_used_ = 0;                      // bump pointer
+  std::vector<std::vector<Slot*>> free_blocks_;  // per log2(slots): blocks given back
+  std::atomic<uint64_t> committed_bytes_{0};
+  std::atomic<RingSegment*> spare_{nullptr};
+  uint32_t spare_slots_ = 0;
 };
 
 }  // namespace gt

@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,7 @@ struct Session {
   std::mutex diag_mutex;
   std::vector<PendingDiagnostic> diags;  // guarded by diag_mutex
   bool writer_failed_reported = false;
+  bool drop_line_printed = false;  // the one `gtrace:` line about dropped records (drain thread)
   uint64_t writer_lost_records = 0;
   uint64_t records_at_last_write = 0;
 };
@@ -116,7 +118,11 @@ RingPool* g_pool = nullptr;
 struct sigaction g_old_actions[NSIG];
 bool g_untraced_until_exec = false;  // this process was forked and must not record until it execs
 bool g_forked_without_exec = false;  // this image was forked from a gtrace-active parent (stream header)
-std::atomic<bool> g_declined{false};  // DeclineSessions: a second copy of the library never records
+std::atomic<bool> g_declined{false};
+// The running session's wake pipe (write end) for PokeDrainThread; -1 when none (a forked child
+// before its own session). The pipe is never closed once a session started, so a stale value only
+// makes a harmless write.
+std::atomic<int> g_drain_wake_fd{-1};  // DeclineSessions: a second copy of the library never records
 bool g_installed[NSIG];
 
 const char* GetEnv(const char* name) { return ::getenv(name); }
@@ -213,6 +219,31 @@ std::string EndMarkReason(uint32_t kind, uint32_t sig) {
   }
 }
 
+// Drain thread, at the end: one `gtrace:` line when records were dropped, with the count, the
+// causes and the setting that would have kept them (issue 20). Once per session.
+void PrintDropLine(Session* s) {
+  Drainer& d = *s->drainer;
+  uint64_t dropped = d.records_dropped_total();
+  // Losses of a failing disk alone already had their line (WriteOutput): one line per problem.
+  if (dropped == 0 || s->drop_line_printed || d.thread_buffer_drops() + d.no_buffer_drops() == 0) return;
+  s->drop_line_printed = true;
+  uint64_t total = d.records_total() + dropped;
+  char pct[32];
+  std::snprintf(pct, sizeof(pct), "%.1f", 100.0 * static_cast<double>(dropped) / static_cast<double>(total));
+  std::string line = "dropped " + std::to_string(dropped) + " of " + std::to_string(total) + " records (" + pct + " %):";
+  uint64_t mb = s->config.buffer_bytes >> 20;
+  // Enough for the dropped records on top of today's budget; one ring may use half of it.
+  uint64_t need_mb = mb + ((d.thread_buffer_drops() + d.no_buffer_drops()) * kSlotBytes * 2 + (1u << 20) - 1) / (1u << 20);
+  uint64_t suggest = 1;
+  while (suggest < need_mb) suggest *= 2;
+  if (d.thread_buffer_drops() > 0) line += " " + std::to_string(d.thread_buffer_drops()) + " thread buffers full;";
+  if (d.no_buffer_drops() > 0) line += " " + std::to_string(d.no_buffer_drops()) + " threads without a buffer;";
+  line += " GTRACE_BUFFER_MB=" + std::to_string(suggest) + " (gtrace profile --buffer-mb=" + std::to_string(suggest) +
+          "; now " + std::to_string(mb) + ") would have kept them";
+  if (d.writer_drops() > 0) line += "; " + std::to_string(d.writer_drops()) + " more lost writing the stream (disk full or failing)";
+  PrintLine(line);
+}
+
 // Drain thread: everything recorded so far, an end-of-stream chunk, one write; then hold writes.
 void WriteEndMark(Session* s, uint32_t mark) {
   uint32_t kind = mark & 0xffu, sig = mark >> 8;
@@ -222,6 +253,7 @@ void WriteEndMark(Session* s, uint32_t mark) {
   s->writer_lost_records = 0;
   s->drainer->EmitEnd(EndMarkReason(kind, sig), kind, sig, s->writer.bytes_written());
   WriteOutput(s);
+  PrintDropLine(s);
   s->last_end_mark.store(mark, std::memory_order_relaxed);
   s->hold_until_ns.store(NowNs() + kEndHoldNs, std::memory_order_release);
 }
@@ -237,6 +269,10 @@ void* DrainMain(void* arg) {
   WriteOutput(s);
   s->thread_started.store(true, std::memory_order_release);
   while (true) {
+    // Woken by flush requests, end marks, and producers whose ring crossed its high-water mark
+    // (PokeDrainThread); otherwise every 10 ms, which also serves CUPTI's bounded buffer pool and
+    // frees the rings of exited threads. Writes to the file still wait for GTRACE_FLUSH_MS or
+    // 256 KiB of output.
     pollfd p{s->wake_read, POLLIN, 0};
     ::poll(&p, 1, 10);
     char sink[64];
@@ -292,6 +328,7 @@ void* DrainMain(void* arg) {
       s->drainer->EmitEnd(reason, kind, static_cast<uint32_t>(term), s->writer.bytes_written());
       WriteOutput(s);
       s->writer.Close();
+      PrintDropLine(s);
       if (s->drainer->corrupt_records() > 0 || s->drainer->intern_misuse() > 0) {
         PrintLine("internal: " + std::to_string(s->drainer->corrupt_records()) + " corrupt records, " +
                   std::to_string(s->drainer->intern_misuse()) + " misplaced strings");
@@ -435,6 +472,7 @@ void ForkChild() {
   if (!trace_child) g_untraced_until_exec = true;
   g_forked_without_exec = true;
   g_session.store(nullptr, std::memory_order_release);
+  g_drain_wake_fd.store(-1, std::memory_order_relaxed);  // the parent's drain thread is not here
   g_failed_pid.store(trace_child ? 0 : static_cast<uint32_t>(::getpid()), std::memory_order_relaxed);
   if (!trace_child) g_enabled_sources.store(0, std::memory_order_relaxed);
   if (g_pool != nullptr) g_pool->ResetAfterFork();
@@ -523,6 +561,7 @@ Session* StartSession() {
     ::close(fds[1]);
     return nullptr;
   }
+  g_drain_wake_fd.store(fds[1], std::memory_order_relaxed);  // only now: never a closed (reused) fd
   // Wait (once, at most 200 ms) until the drain thread is past its start-up allocations. An
   // application that forks right after its first NVTX call (fork_child, DataLoader workers) would
   // otherwise fork while that thread is inside the allocator: glibc's malloc survives that, but
@@ -745,6 +784,18 @@ void EndSession(const char* reason) {
   if (pthread_timedjoin_np(s->thread, nullptr, &deadline) != 0) {
     PrintLine("the writer thread did not finish within 5 s; the stream may end early");
   }
+}
+
+void PokeDrainThread() {
+  int fd = g_drain_wake_fd.load(std::memory_order_relaxed);
+  if (fd < 0) return;
+  // One syscall per high-water crossing (not per record): the price of not dropping. The pipe is
+  // non-blocking, and a full pipe already means "wake up".
+  int saved_errno = errno;
+  char c = 2;
+  ssize_t r = ::write(fd, &c, 1);
+  (void)r;
+  errno = saved_errno;
 }
 
 void PrintLine(std::string_view text) {

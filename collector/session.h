@@ -64,7 +64,8 @@ struct RecordSpan {
 };
 
 // Reserves room for a record of `total_bytes` (RecordHeader included). False when the thread has
-// no buffer or its ring is full; the loss is counted. Never blocks or allocates.
+// no buffer or its ring is full; the loss is counted. Never blocks or allocates. Callers read the
+// clock and build the record only after this succeeded, so a dropped record costs a few ns.
 inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return false;
@@ -84,7 +85,17 @@ inline RecordHeader* RecordHead(const RecordSpan& span) {
 inline void RecordCopy(const RecordSpan& span, size_t offset, const void* src, size_t len) {
   span.buffer->ring.CopyIn(span.pos, offset, src, len);
 }
-inline void CommitRecord(const RecordSpan& span) { span.buffer->ring.Commit(span.pos + span.n_slots); }
+// Out of line, rare: wakes the drain thread because a ring crossed its high-water mark (one
+// non-blocking write() to the drain thread's wake pipe per crossing, never per record; errno kept).
+void PokeDrainThread();
+// Publishes the record. When the ring crosses its high-water mark (half full) and has not poked
+// the drain thread since that thread last emptied it, wakes the drain thread (issue 20).
+inline void CommitRecord(const RecordSpan& span) {
+  ThreadRing& ring = span.buffer->ring;
+  uint64_t end = span.pos + span.n_slots;
+  ring.Commit(end);
+  if (__builtin_expect(ring.MaybeHighWater(end), 0) && ring.CrossedHighWater(end)) PokeDrainThread();
+}
 
 // --- drain-side extension points ----------------------------------------------------------
 

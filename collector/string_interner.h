@@ -21,6 +21,7 @@ class StringInterner {
   void Reset() {
     map_.clear();
     bytes_ = 0;
+    ++resets_;  // callers that cache ids see the reset
   }
   size_t size() const { return map_.size(); }
   uint64_t resets() const { return resets_; }

@@ -10,16 +10,14 @@ void ProtoWriter::EndNested() {
   if (open_.empty()) return;  // unpaired End: ignore rather than corrupt the buffer
   size_t length_at = open_.back();
   open_.pop_back();
-  size_t body_at = length_at + kLengthReserve;
+  size_t body_at = length_at + 1;  // BeginNested reserved one byte
   size_t body_size = buf_.size() - body_at;
   char tmp[10];
   size_t n = EncodeVarint(body_size, tmp);
-  // Write the minimal varint and move the body down over the unused reserve bytes.
+  // A body of 128 bytes or more needs a longer length: move it up (one memmove per such message;
+  // small messages, the common case, move nothing).
+  if (n > 1) buf_.insert(body_at, n - 1, '\0');
   std::memcpy(&buf_[length_at], tmp, n);
-  if (n < kLengthReserve) {
-    std::memmove(&buf_[length_at + n], &buf_[body_at], body_size);
-    buf_.resize(buf_.size() - (kLengthReserve - n));
-  }
 }
 
 }  // namespace gt

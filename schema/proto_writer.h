@@ -74,18 +74,23 @@ class ProtoWriter {
     if (!text.empty()) String(field, text);
   }
 
-  // Nested message: Begin reserves room for the length, End writes it and closes the gap.
+  // Nested message: Begin reserves one byte for the length (most messages are < 128 bytes), End
+  // writes it and, for a longer message, makes room for the longer varint by moving the body up.
   // Nesting depth is bounded only by memory; Begin/End must pair.
   void BeginNested(uint32_t field) {
     Tag(field, 2);
     open_.push_back(buf_.size());
-    buf_.append(kLengthReserve, '\0');
+    buf_.push_back('\0');
   }
   void EndNested();
 
   // Raw pieces, for framing code that builds envelopes itself.
   void Tag(uint32_t field, uint32_t wire_type) { RawVarint((static_cast<uint64_t>(field) << 3) | wire_type); }
   void RawVarint(uint64_t value) {
+    if (value < 0x80) {  // tags and small values: one byte, no memcpy call (drain-thread hot spot)
+      buf_.push_back(static_cast<char>(value));
+      return;
+    }
     char tmp[10];
     size_t n = EncodeVarint(value, tmp);
     buf_.append(tmp, n);
@@ -103,7 +108,6 @@ class ProtoWriter {
   }
 
  private:
-  static constexpr size_t kLengthReserve = 5;  // enough for lengths < 4 GiB
   void RawLittleEndian(const void* value, size_t size) {
     // x86-64 and aarch64 Linux are little-endian; a static_assert in proto_writer.cc guards it.
     buf_.append(static_cast<const char*>(value), size);

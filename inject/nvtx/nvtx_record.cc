@@ -64,11 +64,22 @@ void SanitizeUtf8(const unsigned char* p, size_t n, std::string* out) {
   }
 }
 
+bool IsAscii(const unsigned char* p, size_t n) {
+  unsigned char any = 0;
+  for (size_t i = 0; i < n; ++i) any |= p[i];
+  return any < 0x80;
+}
+
 }  // namespace
 
-bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, NowNs()); }
+// ts_ns 0: the clock is read once the ring has room (a dropped record never pays for it).
+bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, 0); }
 
 bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
+  // A full ring drops before any other work (issue 20): probe for the head slot first (nothing
+  // is committed; the real reservation below takes the full size).
+  RecordSpan probe;
+  if (!BeginRecord(kSlotBytes, &probe)) return false;
   // Message bytes: bounded scans, so a missing terminator costs at most kMaxTextBytes.
   size_t text_bytes = 0;
   uint8_t flags = a.flags;
@@ -111,7 +122,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   base.h.ext_slots = 0;  // set below, once the size is known
   base.h.aux16 = static_cast<uint16_t>(a.kind | (flags << 8));
   base.h.aux32 = a.domain_id;
-  base.h.ts_ns = ts_ns;
+  base.h.ts_ns = 0;  // set once the ring has room
   base.text_bytes = static_cast<uint16_t>(text_bytes);
   base.payload_type = a.payload_type;
   base.ext_count = static_cast<uint8_t>(ext_count);
@@ -131,6 +142,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
 
   RecordSpan span;
   if (!BeginRecord(head_bytes + text_bytes + ext_bytes, &span)) return false;
+  base.h.ts_ns = ts_ns != 0 ? ts_ns : NowNs();
   base.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
   std::memcpy(head, &base, sizeof(base));
   RecordCopy(span, 0, head, head_bytes);
@@ -189,7 +201,10 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
 
   // Strings first: their definitions cannot go inside the event message.
   uint64_t string_id = 0;
-  if (base.text_bytes > 0) {
+  if (base.text_bytes > 0 && !(flags & kFlagUtf32) && IsAscii(text, base.text_bytes)) {
+    // The common case (ASCII names): no copy, no re-encoding.
+    string_id = chunk->Intern(std::string_view(reinterpret_cast<const char*>(text), base.text_bytes));
+  } else if (base.text_bytes > 0) {
     std::string utf8;
     if (flags & kFlagUtf32) {
       for (size_t i = 0; i + sizeof(wchar_t) <= base.text_bytes; i += sizeof(wchar_t)) {

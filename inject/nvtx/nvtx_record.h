@@ -70,8 +70,10 @@ struct EventArgs {
   size_t ext_count = 0;
 };
 
-// Hot path: one clock read and one record into this thread's ring. False when dropped.
+// Hot path: room in this thread's ring first, then one clock read and the record. False when
+// dropped (no clock read then).
 bool WriteRecord(const EventArgs& args);
+// The same with a given timestamp; ts_ns 0 reads the clock after the room is found.
 bool WriteRecordAt(const EventArgs& args, uint64_t ts_ns);
 
 // Drain thread.

@@ -37,8 +37,8 @@ TEST(Config, Defaults) {
   Config c = Load({});
   EXPECT_EQ(c.output_pattern, "gtrace-%h-%p");
   EXPECT_EQ(c.sources, kSourceCuda | kSourceNvtx | kSourceNccl);
-  EXPECT_EQ(c.buffer_bytes, 64ull << 20);
-  EXPECT_EQ(c.thread_buffer_bytes, 512ull << 10);  // 64 MiB / 128 threads
+  EXPECT_EQ(c.buffer_bytes, 256ull << 20);
+  EXPECT_EQ(c.thread_buffer_bytes, 512ull << 10);  // the initial ring: at most 512 KiB (rings grow, issue 20)
   EXPECT_EQ(c.flush_interval_ms, 500u);
   EXPECT_EQ(c.exit_wait_ms, 100u);
   EXPECT_TRUE(c.warnings.empty());
@@ -74,7 +74,7 @@ TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {
                    {"GTRACE_TYPO", "1"}});
   EXPECT_EQ(c.sources, kSourceCuda | kSourceNvtx | kSourceNccl);
   EXPECT_EQ(c.trace, "cuda,nvtx,nccl");
-  EXPECT_EQ(c.buffer_bytes, 64ull << 20);
+  EXPECT_EQ(c.buffer_bytes, 256ull << 20);
   EXPECT_EQ(c.flush_interval_ms, 500u);
   EXPECT_EQ(c.output_pattern, "gtrace-%h-%p");
   EXPECT_EQ(c.exit_wait_ms, 100u);

@@ -205,7 +205,7 @@ TEST(Process, BadSettingsWarnOnceAndKeepDefaults) {
   std::vector<std::string> streams = dir.Find(".gtrace");
   ASSERT_EQ(streams.size(), 1u);
   StreamContent c = ReadStream(streams[0]);
-  EXPECT_EQ(c.header.buffer_limit_bytes(), 64u << 20);
+  EXPECT_EQ(c.header.buffer_limit_bytes(), 256u << 20);
   EXPECT_EQ(c.header.flush_interval_ms(), 500u);
   EXPECT_EQ(std::count(c.names.begin(), c.names.end(), "iteration"), 2);
 }

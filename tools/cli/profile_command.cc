@@ -181,7 +181,7 @@ int RunProfile(const std::vector<std::string>& args) {
            ParseBoolValue(v, &o.force);
            return Status::Ok();
          }});
-  p.Add({"buffer-mb", 0, true, "MB", "memory for all thread buffers of a process (GTRACE_BUFFER_MB; default 64)",
+  p.Add({"buffer-mb", 0, true, "MB", "memory for all thread buffers of a process (GTRACE_BUFFER_MB; default 256; rings grow within it)",
          [&](std::string_view v) {
            uint64_t n;
            Status st = ParseUnsigned("--buffer-mb", v, 1, 65536, &n);

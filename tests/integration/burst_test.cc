@@ -1,0 +1,96 @@
+// Issue 20, the recording side: a burst of NVTX push/pop pairs at default settings keeps every
+// record, and a run that must drop (a tiny GTRACE_BUFFER_MB) says so in exactly one `gtrace:` line
+// at exit, naming the setting, with the same count in the stream and in DIAGNOSTIC_EVENT.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/common/test_util.h"
+
+namespace gt {
+namespace {
+
+using test::Db;
+using test::RunOptions;
+using test::RunProgram;
+using test::RunResult;
+using test::TempDir;
+
+std::vector<std::string> GtraceLines(const std::string& err) {
+  std::vector<std::string> out;
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("gtrace:", 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+TEST(Burst, TwoMillionPairsAtDefaultSettingsKeepEveryRecord) {
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir);
+  o.timeout_s = 120;
+  RunResult r = RunProgram({test::SamplePath("nvtx_burst"), "--pairs", "2000000", "--threads", "1"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(GtraceLines(r.err).empty()) << r.err;  // nothing dropped, nothing to say
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("b.sqlite"), streams[0]}, {.timeout_s = 300});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Db db(dir.File("b.sqlite"));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59"), 2000000);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND end IS NULL"), 0);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND text = 'burst'"), 2000000);
+  // No drop report (the table itself is left out when it has no rows, as nsys's lazy export does).
+  if (db.Int("SELECT count(*) FROM sqlite_master WHERE name = 'DIAGNOSTIC_EVENT'") == 1) {
+    EXPECT_EQ(db.Int("SELECT count(*) FROM DIAGNOSTIC_EVENT WHERE text LIKE 'gtrace dropped%'"), 0);
+  }
+}
+
+TEST(Burst, ForcedDropPrintsOneLineAtExitAndExportsTheCount) {
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir);
+  o.env["GTRACE_BUFFER_MB"] = "1";
+  o.env["GTRACE_THREAD_BUFFER_KB"] = "16";
+  RunResult r = RunProgram({test::SamplePath("nvtx_burst"), "--pairs", "200000", "--threads", "1"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = GtraceLines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  std::smatch m;
+  std::regex line_re(
+      "gtrace: dropped ([0-9]+) of ([0-9]+) records \\([0-9.]+ %\\): ([0-9]+) thread buffers full; "
+      "GTRACE_BUFFER_MB=([0-9]+) \\(gtrace profile --buffer-mb=[0-9]+; now 1\\) would have kept them");
+  ASSERT_TRUE(std::regex_match(lines[0], m, line_re)) << lines[0];
+  uint64_t dropped = std::stoull(m[1]), total = std::stoull(m[2]);
+  EXPECT_EQ(total, 400000u);  // every push and pop is kept or counted
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(std::stoull(m[3]), dropped);
+  EXPECT_GT(std::stoull(m[4]), 1u);
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("d.sqlite"), streams[0]});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Db db(dir.File("d.sqlite"));
+  // One DIAGNOSTIC_EVENT row per drop report ("gtrace dropped N records (...)"); together the count
+  // the line printed.
+  std::vector<std::string> rows = db.Rows("SELECT text FROM DIAGNOSTIC_EVENT WHERE text LIKE 'gtrace dropped %'");
+  ASSERT_FALSE(rows.empty());
+  uint64_t sum = 0;
+  std::regex row_re("gtrace dropped ([0-9]+) records .*");
+  for (const std::string& t : rows) {
+    std::smatch rm;
+    ASSERT_TRUE(std::regex_match(t, rm, row_re)) << t;
+    sum += std::stoull(rm[1]);
+  }
+  EXPECT_EQ(sum, dropped);
+  // What was kept is in NVTX_EVENTS: each kept push is a range (a pop without its push adds none).
+  int64_t ranges = db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59").value_or(-1);
+  EXPECT_GT(ranges, 0);
+  EXPECT_LE(static_cast<uint64_t>(ranges), (total - dropped + 1) / 2 + 1);
+}
+
+}  // namespace
+}  // namespace gt
