@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "collector/clock_source.h"
+
 namespace gt {
 
 using EnvGetter = const char* (*)(const char*);
@@ -51,6 +53,9 @@ struct Config {
   // (DataLoader workers, multiprocessing). nsys's default is false; gtrace's is true.
   bool trace_fork_before_exec = true;
   CaptureConfig capture;
+  // GTRACE_CLOCK: the stream clock (collector/clock_source.h). auto = the CPU's invariant tick
+  // counter where the kernel trusts it, CLOCK_MONOTONIC otherwise.
+  ClockChoice clock = ClockChoice::kAuto;
 
   // Every GTRACE_* variable present, as seen (recorded in the stream header).
   std::vector<std::pair<std::string, std::string>> raw;

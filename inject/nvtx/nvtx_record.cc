@@ -66,7 +66,7 @@ void SanitizeUtf8(const unsigned char* p, size_t n, std::string* out) {
 
 }  // namespace
 
-bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, NowNs()); }
+bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, StreamNow()); }
 
 bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   // Message bytes: bounded scans, so a missing terminator costs at most kMaxTextBytes.
