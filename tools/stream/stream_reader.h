@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtrace.pb.h"
 #include "schema/status.h"
+#include "tools/stream/tick_clock.h"
 
 namespace gt::stream {
 
@@ -36,9 +38,14 @@ class StreamReader {
   StreamReader& operator=(const StreamReader&) = delete;
   ~StreamReader();
 
-  // Maps the file, checks the magic and major version, parses the header.
+  // Maps the file, checks the magic and major version, parses the header. A stream recorded on
+  // the tick counter (CLOCK_ID_TSC) is presented as a CLOCK_MONOTONIC one: header() and every
+  // chunk Next returns carry ns (tick_clock.h); recorded_clock() says what was on disk.
   Status Open(const std::string& path);
   const schema::StreamHeader& header() const { return header_; }
+  schema::ClockId recorded_clock() const { return recorded_clock_; }
+  // The tick->ns conversion of a CLOCK_ID_TSC stream (inactive otherwise).
+  const TickClock& tick_clock() const { return tick_clock_; }
   const std::string& path() const { return path_; }
 
   // The next chunk in file order. *has_chunk is false at the end of the stream (or of the good
@@ -54,6 +61,9 @@ class StreamReader {
  private:
   Status Error(uint64_t offset, const std::string& what) const;
   bool ReadVarint(uint64_t* pos, uint64_t* value) const;
+  static bool ReadVarintIn(const unsigned char* data, uint64_t size, uint64_t* pos, uint64_t* value);
+  Status PrepareTickClock();
+  void CollectPairs(const unsigned char* body, uint64_t len, std::vector<TickPair>* out) const;
 
   std::string path_;
   const unsigned char* data_ = nullptr;
@@ -62,6 +72,9 @@ class StreamReader {
   uint64_t chunk_offset_ = 0;
   schema::StreamHeader header_;
   ReadSummary summary_;
+  schema::ClockId recorded_clock_ = schema::CLOCK_ID_UNSPECIFIED;
+  TickClock tick_clock_;
+  std::vector<TickPair>* prescan_pairs_ = nullptr;  // set during PrepareTickClock's pass
 };
 
 }  // namespace gt::stream
