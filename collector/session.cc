@@ -475,10 +475,15 @@ Session* StartSession() {
   }
   {
     // Before the header's clock pair and before any source is enabled: every stream timestamp
-    // reads the clock chosen here. GPU metrics without a forced clock stay on CLOCK_MONOTONIC: the
-    // PM sampler maps CUPTI's own clock by an offset in ns (inject/metrics), not onto ticks.
+    // reads the clock chosen here. Without a forced clock two cases stay on CLOCK_MONOTONIC: GPU
+    // metrics (the PM sampler may map CUPTI's own clock by an offset in ns, inject/metrics, not onto
+    // ticks) and raw capture (captures are replayed on CLOCK_MONOTONIC, docs/capture.md).
     ClockChoice choice = s->config.clock;
-    if (choice == ClockChoice::kAuto && (s->config.sources & kSourceGpuMetrics) != 0) choice = ClockChoice::kMonotonic;
+    const char* raw_capture = GetEnv("GTRACE_RAW_CAPTURE_DIR");
+    if (choice == ClockChoice::kAuto &&
+        ((s->config.sources & kSourceGpuMetrics) != 0 || (raw_capture != nullptr && *raw_capture != 0))) {
+      choice = ClockChoice::kMonotonic;
+    }
     std::string warning;
     SelectStreamClock(choice, ProbeTickCounter(), &warning);
     if (!warning.empty()) s->config.warnings.push_back(warning);
