@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,45 @@ TEST(ChunkTimes, DeltaChainsDurationsAndAbsoluteFields) {
   EXPECT_EQ(k.nccl_comms(0).init_ts_ns(), 0u);
   EXPECT_EQ(k.nccl(0).ts_delta_ns(), -1000);
   EXPECT_EQ(k.nccl(0).gpu_timer_ns(), 123456u);
+}
+
+// Every `*_ns` field reachable from Chunk is either converted by ConvertChunkTimes or listed here as
+// not on the stream clock. A new time field fails this test until chunk_times.cc handles it.
+void CollectNsFields(const google::protobuf::Descriptor* d, std::set<std::string>* seen, std::set<std::string>* out) {
+  if (!seen->insert(d->full_name()).second) return;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    const std::string& n = f->name();
+    if (n.size() > 3 && n.compare(n.size() - 3, 3, "_ns") == 0) out->insert(d->name() + "." + n);
+    if (f->message_type() != nullptr) CollectNsFields(f->message_type(), seen, out);
+  }
+}
+
+TEST(ChunkTimes, EveryNsFieldIsConvertedOrDeliberatelyLeft) {
+  std::set<std::string> seen, fields;
+  CollectNsFields(schema::Chunk::descriptor(), &seen, &fields);
+  const std::set<std::string> converted = {
+      "Chunk.base_ns", "ClockSnapshot.stream_clock_ns", "DropReport.ts_ns", "StreamStats.end_ns", "Diagnostic.ts_ns",
+      "NvtxEvent.ts_delta_ns", "NvtxDomain.create_ts_ns",
+      "CudaApiCall.start_delta_ns", "CudaApiCall.duration_ns", "CudaKernel.start_delta_ns", "CudaKernel.duration_ns",
+      "CudaMemcpy.start_delta_ns", "CudaMemcpy.duration_ns", "CudaMemset.start_delta_ns", "CudaMemset.duration_ns",
+      "CudaSynchronization.start_delta_ns", "CudaSynchronization.duration_ns", "CudaEventRecord.device_timestamp_ns",
+      "CudaGraphTrace.start_delta_ns", "CudaGraphTrace.duration_ns", "CudaOverhead.start_delta_ns",
+      "CudaOverhead.duration_ns", "CudaMemoryEvent.ts_delta_ns", "CudaMemoryPoolEvent.ts_delta_ns",
+      "CudaGraphLaunch.ts_delta_ns", "CudaGraphEvent.ts_delta_ns", "CaptureWindowEvent.ts_ns", "CudaRecordLoss.ts_ns",
+      "NcclEvent.ts_delta_ns", "NcclComm.init_ts_ns", "NcclPoolStats.ts_ns",
+      "GpuMetricsDevice.ts_ns", "GpuMetricsSample.end_delta_ns", "GpuMetricsSample.duration_ns", "GpuMetricsLoss.ts_ns",
+      "RangeMetricsResult.pass_start_ns", "RangeMetricsResult.pass_end_ns",
+      "LoadedModule.loaded_ts_ns", "ModuleUnload.ts_ns", "CudaApiBacktrace.start_delta_ns",
+      "CudaApiBacktrace.duration_ns", "CallStackLoss.ts_ns"};
+  const std::set<std::string> not_stream_clock = {
+      "ClockSnapshot.realtime_ns", "ClockSnapshot.uncertainty_ns", "ClockSnapshot.monotonic_ns",
+      "CudaTraceInfo.cupti_clock_offset_ns", "NcclEvent.gpu_timer_ns", "GpuMetricsConfig.sampling_interval_ns",
+      "GpuMetricsDevice.sampling_interval_ns", "GpuMetricsDevice.clock_offset_ns", "CallStackClassThreshold.threshold_ns"};
+  for (const std::string& f : fields) {
+    EXPECT_TRUE(converted.count(f) + not_stream_clock.count(f) == 1) << f << ": convert it in chunk_times.cc or list it";
+  }
+  for (const std::string& f : converted) EXPECT_TRUE(fields.count(f)) << f << " is gone from the schema";
 }
 
 // A stream file written by hand: magic, header, chunks with their CRC (stream_reader.h's framing).
