@@ -10,7 +10,7 @@ namespace {
 // Every variable any part of libgtrace reads. Subsystems add theirs here.
 constexpr const char* kKnownVariables[] = {
     "GTRACE_OUTPUT",        "GTRACE_TRACE",          "GTRACE_BUFFER_MB", "GTRACE_THREAD_BUFFER_KB",
-    "GTRACE_FLUSH_MS",      "GTRACE_MANIFEST",       "GTRACE_FORCE_OVERWRITE", "GTRACE_EXIT_WAIT_MS",
+    "GTRACE_FLUSH_MS",      "GTRACE_MANIFEST",       "GTRACE_CLOCK",       "GTRACE_FORCE_OVERWRITE", "GTRACE_EXIT_WAIT_MS",
     // CUDA tracing
     "GTRACE_CUPTI_PATH",    "GTRACE_CAPTURE_RANGE",  "GTRACE_CAPTURE_RANGE_END", "GTRACE_NVTX_CAPTURE",
     "GTRACE_DELAY",         "GTRACE_DURATION",       "GTRACE_CUDA_GRAPH_TRACE",  "GTRACE_CUDA_MEMORY_USAGE",
@@ -323,6 +323,9 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
   if (const char* v = getenv_fn("GTRACE_TRACE_FORK_BEFORE_EXEC");
       v != nullptr && !ParseBool(v, &c.trace_fork_before_exec)) {
     c.warnings.push_back(std::string("GTRACE_TRACE_FORK_BEFORE_EXEC='") + v + "' is not a boolean; using true");
+  }
+  if (const char* v = getenv_fn("GTRACE_CLOCK"); v != nullptr && !ParseClockChoice(Trim(v), &c.clock)) {
+    c.warnings.push_back(std::string("GTRACE_CLOCK='") + v + "' is not auto, tsc or monotonic; using monotonic");
   }
   // GPU metrics are asked for by their own variables (as nsys's --gpu-metrics-devices), not by
   // GTRACE_TRACE; inject/metrics reads the values and reports bad ones.

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "collector/clock_source.h"
+
 namespace gt {
 
 using EnvGetter = const char* (*)(const char*);
@@ -57,6 +59,10 @@ struct Config {
   // (GTRACE_OSRT_THRESHOLD, nanoseconds; nsys's --osrt-threshold, default 1000).
   uint64_t osrt_threshold_ns = 1000;
   CaptureConfig capture;
+  // GTRACE_CLOCK: the stream clock (collector/clock_source.h). monotonic by default until the TSC
+  // path has been seen on a GPU; auto = the CPU's invariant tick counter where the kernel trusts
+  // it, CLOCK_MONOTONIC otherwise.
+  ClockChoice clock = ClockChoice::kMonotonic;
 
   // Every GTRACE_* variable present, as seen (recorded in the stream header).
   std::vector<std::pair<std::string, std::string>> raw;

@@ -223,7 +223,7 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
     w.Varint(field::drop_report::kSource, field::enums::kDropThreadBuffer);
     w.Varint(field::drop_report::kTid, b->tid);
     w.Varint(field::drop_report::kDroppedRecords, dropped_now - t.dropped_reported);
-    w.Varint(field::drop_report::kTsNs, NowNs());
+    w.Varint(field::drop_report::kTsNs, StreamNow());
     w.EndNested();
     dropped_total_ += dropped_now - t.dropped_reported;
     thread_buffer_drops_ += dropped_now - t.dropped_reported;
@@ -240,6 +240,7 @@ void Drainer::EmitClockSnapshot() {
   w.Varint(field::clock_snapshot::kStreamClockNs, pair.stream_ns);
   w.Varint(field::clock_snapshot::kRealtimeNs, pair.realtime_ns);
   w.Varint(field::clock_snapshot::kUncertaintyNs, pair.uncertainty_ns);
+  if (StreamClockIsTicks()) w.Varint(field::clock_snapshot::kMonotonicNs, pair.monotonic_ns);
   w.EndNested();
   chunk_.End();
 }
@@ -263,7 +264,7 @@ void Drainer::EmitNoBufferDrops(uint64_t total_dropped) {
   w.BeginNested(field::chunk::kDrops);
   w.Varint(field::drop_report::kSource, field::enums::kDropNoBuffer);
   w.Varint(field::drop_report::kDroppedRecords, total_dropped - no_buffer_reported_);
-  w.Varint(field::drop_report::kTsNs, NowNs());
+  w.Varint(field::drop_report::kTsNs, StreamNow());
   w.EndNested();
   chunk_.End();
   dropped_total_ += total_dropped - no_buffer_reported_;
@@ -277,7 +278,7 @@ void Drainer::EmitWriterDrops(uint64_t records) {
   w.BeginNested(field::chunk::kDrops);
   w.Varint(field::drop_report::kSource, field::enums::kDropWriter);
   w.Varint(field::drop_report::kDroppedRecords, records);
-  w.Varint(field::drop_report::kTsNs, NowNs());
+  w.Varint(field::drop_report::kTsNs, StreamNow());
   w.EndNested();
   chunk_.End();
   dropped_total_ += records;
@@ -293,7 +294,7 @@ void Drainer::EmitEnd(const std::string& reason, uint32_t kind, uint32_t signal,
   w.Varint(field::stream_stats::kChunksWritten, chunk_.chunks_total());
   w.Varint(field::stream_stats::kBytesWritten, bytes_written_before);
   w.Varint(field::stream_stats::kThreadsSeen, threads_seen_);
-  w.Varint(field::stream_stats::kEndNs, NowNs());
+  w.Varint(field::stream_stats::kEndNs, StreamNow());
   w.String(field::stream_stats::kCloseReason, reason);
   if (kind != 0) w.Varint(field::stream_stats::kEndReason, kind);
   if (signal != 0) w.Varint(field::stream_stats::kEndSignal, signal);

@@ -22,7 +22,7 @@ namespace key_value {
 inline constexpr uint32_t kKey = 1, kValue = 2;
 }
 namespace clock_snapshot {
-inline constexpr uint32_t kStreamClockNs = 1, kRealtimeNs = 2, kUncertaintyNs = 3;
+inline constexpr uint32_t kStreamClockNs = 1, kRealtimeNs = 2, kUncertaintyNs = 3, kMonotonicNs = 4;
 }
 namespace chunk {
 inline constexpr uint32_t kCrc32c = 1, kSequenceId = 2, kTid = 3, kBaseNs = 4, kStrings = 5, kThread = 6,
@@ -73,7 +73,7 @@ inline constexpr uint32_t kFlags = 1, kType = 2, kName = 3, kDescription = 4, kA
 
 // Enum values written by the encoder.
 namespace enums {
-inline constexpr uint32_t kClockMonotonic = 1;
+inline constexpr uint32_t kClockMonotonic = 1, kClockTsc = 4;
 inline constexpr uint32_t kDropThreadBuffer = 1, kDropNoBuffer = 2, kDropCupti = 3, kDropCuptiBuffer = 4,
                           kDropNcclPool = 5, kDropWriter = 6;
 inline constexpr uint32_t kEndExit = 1, kEndUnderscoreExit = 2, kEndExec = 3, kEndAbort = 4, kEndSignal = 5;

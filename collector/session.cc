@@ -52,6 +52,8 @@ constexpr int kMaxEmitters = 16;
 constexpr int kMaxStartHooks = 8;
 constexpr uint64_t kWriteThresholdBytes = 256u << 10;
 constexpr uint64_t kClockSnapshotIntervalNs = 1000000000ull;
+// Tick streams also get a pair before a write, unless the last one is younger than this.
+constexpr uint64_t kMinWriteSnapshotIntervalNs = 5000000ull;
 constexpr int kHandledSignals[] = {SIGTERM, SIGINT};
 // Crash signals: flushed (end mark) before the application's handler or the default action runs.
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
@@ -251,6 +253,7 @@ void WriteEndMark(Session* s, uint32_t mark) {
   s->drainer->DrainOnce(true);
   if (s->writer_lost_records > 0) s->drainer->EmitWriterDrops(s->writer_lost_records);
   s->writer_lost_records = 0;
+  s->drainer->EmitClockSnapshot();
   s->drainer->EmitEnd(EndMarkReason(kind, sig), kind, sig, s->writer.bytes_written());
   WriteOutput(s);
   PrintDropLine(s);
@@ -301,11 +304,16 @@ void* DrainMain(void* arg) {
     FlushDiagnostics(s);
     s->drainer->DrainOnce(stopping);
     uint64_t now = NowNs();
-    if (now - last_clock >= kClockSnapshotIntervalNs || stopping) {
+    bool flush_asked = !TicketServed(s->flush_done.load(std::memory_order_relaxed), ticket);
+    bool writes = (mark != 0 && !stopping) || stopping || flush_asked ||
+                  s->drainer->output()->size() >= kWriteThresholdBytes || now - last_write >= flush_interval_ns;
+    // A calibration pair after the records just drained, in the same write: every event in the file
+    // then lies between two pairs (a tick stream converts by interpolation, never extrapolation).
+    if (now - last_clock >= kClockSnapshotIntervalNs || stopping ||
+        (writes && StreamClockIsTicks() && now - last_clock >= kMinWriteSnapshotIntervalNs)) {
       s->drainer->EmitClockSnapshot();
       last_clock = now;
     }
-    bool flush_asked = !TicketServed(s->flush_done.load(std::memory_order_relaxed), ticket);
     if (mark != 0 && !stopping) {
       WriteEndMark(s, mark);
       last_write = now;
@@ -325,6 +333,7 @@ void* DrainMain(void* arg) {
       s->drainer->DrainOnce(true);
       if (s->writer_lost_records > 0) s->drainer->EmitWriterDrops(s->writer_lost_records);
       s->writer_lost_records = 0;
+      s->drainer->EmitClockSnapshot();  // closes the timeline after the last records
       s->drainer->EmitEnd(reason, kind, static_cast<uint32_t>(term), s->writer.bytes_written());
       WriteOutput(s);
       s->writer.Close();
@@ -501,6 +510,21 @@ Session* StartSession() {
   if (const char* d = ::getenv("GTRACE_DISABLE"); d != nullptr) {
     bool off = false;
     if (ParseBool(d, &off) && off) return nullptr;
+  }
+  {
+    // Before the header's clock pair and before any source is enabled: every stream timestamp
+    // reads the clock chosen here. Without a forced clock two cases stay on CLOCK_MONOTONIC: GPU
+    // metrics (the PM sampler may map CUPTI's own clock by an offset in ns, inject/metrics, not onto
+    // ticks) and raw capture (captures are replayed on CLOCK_MONOTONIC, docs/capture.md).
+    ClockChoice choice = s->config.clock;
+    const char* raw_capture = GetEnv("GTRACE_RAW_CAPTURE_DIR");
+    if (choice == ClockChoice::kAuto &&
+        ((s->config.sources & kSourceGpuMetrics) != 0 || (raw_capture != nullptr && *raw_capture != 0))) {
+      choice = ClockChoice::kMonotonic;
+    }
+    std::string warning;
+    SelectStreamClock(choice, ProbeTickCounter(), &warning);
+    if (!warning.empty()) s->config.warnings.push_back(warning);
   }
   for (const std::string& w : s->config.warnings) PrintLine(w);
   g_configured_sources.store(s->config.sources, std::memory_order_relaxed);
@@ -767,7 +791,7 @@ void ReportDiagnostic(uint32_t severity, std::string_view source, std::string_vi
   Session* s = CurrentSession();
   if (s == nullptr) return;
   std::lock_guard<std::mutex> lock(s->diag_mutex);
-  if (s->diags.size() < 1000) s->diags.push_back({NowNs(), severity, std::string(source), std::string(text)});
+  if (s->diags.size() < 1000) s->diags.push_back({StreamNow(), severity, std::string(source), std::string(text)});
 }
 
 void EndSession(const char* reason) {

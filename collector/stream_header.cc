@@ -25,11 +25,12 @@ std::string EncodeStreamPreamble(const ProcessInfo& info, const Config& config, 
   w.Int(h::kLocalRank, info.rank.local_rank);
   w.Int(h::kWorldSize, info.rank.world_size);
   w.StringIfNonEmpty(h::kRankSource, info.rank.source);
-  w.Varint(h::kClock, field::enums::kClockMonotonic);
+  w.Varint(h::kClock, StreamClockIsTicks() ? field::enums::kClockTsc : field::enums::kClockMonotonic);
   w.BeginNested(h::kStartClock);
   w.Varint(field::clock_snapshot::kStreamClockNs, start.stream_ns);
   w.Varint(field::clock_snapshot::kRealtimeNs, start.realtime_ns);
   w.Varint(field::clock_snapshot::kUncertaintyNs, start.uncertainty_ns);
+  if (StreamClockIsTicks()) w.Varint(field::clock_snapshot::kMonotonicNs, start.monotonic_ns);
   w.EndNested();
   w.String(h::kOutputPattern, config.output_pattern);
   w.String(h::kTrace, config.trace);

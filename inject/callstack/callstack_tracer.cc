@@ -113,7 +113,7 @@ void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
     CaptureLossTotals(&t->loss_base_nesting, &t->loss_base_unwind);  // a forked child starts from here
     t->last_loss_check_ns = now;
   }
-  t->modules.Emit(chunk, session_id, now);
+  t->modules.Emit(chunk, session_id, StreamNow());  // load times go to the stream
   if (now - t->last_loss_check_ns < kLossReportIntervalNs)
     return;
   t->last_loss_check_ns = now;
@@ -124,7 +124,7 @@ void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
   namespace f = field::callstack_loss;
   ProtoWriter& w = chunk->body();
   w.BeginNested(field::chunk::kCallStackLosses);
-  w.Varint(f::kTsNs, now);
+  w.Varint(f::kTsNs, StreamNow());
   w.VarintIfNonZero(f::kNestingOverflow, nesting - t->loss_base_nesting);
   w.VarintIfNonZero(f::kUnwindFailures, unwind - t->loss_base_unwind);
   w.EndNested();

@@ -88,7 +88,7 @@ void OnApiEnter(bool driver, uint32_t cbid, uint8_t api_class, const CUpti_Callb
   s.cbid = static_cast<uint16_t>(cbid);
   s.driver = driver ? 1 : 0;
   s.api_class = api_class;
-  s.start_ns = NowNs();
+  s.start_ns = StreamNow();
   s.frame_count = g_capture.backtrace(s.frames, kCaptureFrames);
   s.unwound_ns = NowNs();
   ++a->depth;
@@ -108,9 +108,10 @@ void OnApiExit(bool driver, uint32_t cbid, const CUpti_CallbackData* cb) {
     return;      // entry not seen (callbacks switched on mid-call, or nesting overflow)
   a->depth = i;  // pops this call and anything left above it
   CaptureSlot& s = a->slots[i];
-  uint64_t end_ns = NowNs();
-  if (end_ns - s.unwound_ns < g_capture.threshold_ns[s.api_class])
+  // The threshold is in ns (CLOCK_MONOTONIC); the row's times are on the stream clock.
+  if (NowNs() - s.unwound_ns < g_capture.threshold_ns[s.api_class])
     return;
+  uint64_t end_ns = StreamNow();
   int first = 0;
   int n = s.frame_count > 0 ? s.frame_count : 0;
   while (first < n && Skipped(reinterpret_cast<uintptr_t>(s.frames[first])))

@@ -40,8 +40,8 @@ struct CaptureSlot {
   uint8_t driver;
   uint8_t api_class;
   int32_t frame_count;
-  uint64_t start_ns;    // entry, before unwinding (the row's start)
-  uint64_t unwound_ns;  // entry, after unwinding (what the threshold is measured from)
+  uint64_t start_ns;    // entry, before unwinding (the row's start), stream clock (StreamNow)
+  uint64_t unwound_ns;  // entry, after unwinding (what the threshold is measured from), CLOCK_MONOTONIC
   void* frames[kCaptureFrames];
 };
 

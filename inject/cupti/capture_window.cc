@@ -76,7 +76,7 @@ void LogLocked(bool open, uint32_t reason, bool final, uint64_t now) {
     ++g_s.log_lost;
     return;
   }
-  g_s.log[g_s.log_written % kLogSize] = WindowEvent{now, reason, g_s.windows_opened, open, final};
+  g_s.log[g_s.log_written % kLogSize] = WindowEvent{StreamClockIsTicks() ? ReadTicks() : now, reason, g_s.windows_opened, open, final};
   ++g_s.log_written;
 }
 

@@ -35,7 +35,7 @@ inline bool WriteCudaRecord(CudaRecordKind kind, uint32_t a, uint32_t b) {
   r.h.ext_slots = 0;
   r.h.aux16 = kind;
   r.h.aux32 = 0;
-  r.h.ts_ns = NowNs();
+  r.h.ts_ns = StreamNow();
   r.a = a;
   r.b = b;
   RecordCopy(span, 0, &r, sizeof(r));

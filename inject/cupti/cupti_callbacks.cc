@@ -93,6 +93,6 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
   if (CuptiTracer* t = CuptiTracer::Instance()) t->OnBufferCompleted(buffer, valid_size, context, stream_id);
 }
 
-uint64_t CUPTIAPI TimestampNs() { return NowNs(); }
+uint64_t CUPTIAPI TimestampNs() { return StreamNow(); }
 
 }  // namespace gt::cupti

@@ -173,6 +173,11 @@ void CuptiTracer::SetUpClock() {
     return;
   }
   // Fallback: CUPTI's own clock, mapped by the offset measured now (tightest of a few brackets).
+  // An offset maps ns onto ns only: on a tick stream clock the GPU times would be off the timeline.
+  if (StreamClockIsTicks()) {
+    ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
+                     "CUPTI has no timestamp callback: GPU times are not on the TSC stream clock (use GTRACE_CLOCK=monotonic)");
+  }
   uint64_t best_width = UINT64_MAX;
   for (int i = 0; i < 5; ++i) {
     uint64_t a = NowNs(), c = 0;

@@ -234,7 +234,7 @@ void Module::SetState(Slot* s, uint32_t state, const std::string& reason) {
   std::lock_guard<std::mutex> lock(s->mu);
   s->info.state = state;
   s->info.reason = reason;
-  s->info.ts_ns = NowNs();
+  s->info.ts_ns = StreamNow();
   ++s->version;
 }
 
@@ -394,7 +394,7 @@ void Module::SetUpDevices(uint32_t visible) {
         Note(s->info.state == field::enums::kGpuMetricsUnavailable ? s->info.reason.substr(0, 48) : what, what);
       }
     }
-    s->info.ts_ns = NowNs();
+    s->info.ts_ns = StreamNow();
     s->version = 1;
     size_t n = slot_count_.load(std::memory_order_relaxed);
     slots_[n] = s;
@@ -693,7 +693,7 @@ void Module::Emit(ChunkBuilder* chunk, uint64_t session_id) {
         namespace l = field::gpu_metrics_loss;
         w.BeginNested(field::chunk::kGpuMetricsLosses);
         w.Varint(l::kDeviceId, s->info.device_id);
-        w.Varint(l::kTsNs, now);
+        w.Varint(l::kTsNs, StreamClockIsTicks() ? ReadTicks() : now);
         w.VarintIfNonZero(l::kDroppedSamples, dropped - s->reported_dropped);
         w.VarintIfNonZero(l::kHwBufferOverflows, overflows - s->reported_overflows);
         w.VarintIfNonZero(l::kDecodeErrors, errors - s->reported_errors);

@@ -232,7 +232,7 @@ bool RangeProfiler::StartPass(Context* c) {
     std::lock_guard<std::mutex> lock(mu_);
     c->pass_id = next_pass_++;
   }
-  c->pass_start_ns = NowNs();
+  c->pass_start_ns = StreamNow();
   return true;
 }
 
@@ -308,7 +308,7 @@ void RangeProfiler::OnNvtxPush(const char* domain_name,
   push.pRangeName = c->range_name.c_str();
   CUptiResult r = api_->RangePushRange(&push);
   if (r != CUPTI_SUCCESS) {
-    EndPass(c, NowNs());
+    EndPass(c, StreamNow());
     open_nvtx_passes_.fetch_sub(1, std::memory_order_relaxed);
     Fail(c, "cuptiRangeProfilerPushRange failed with " + api_->ResultName(r));
   }
@@ -332,7 +332,7 @@ void RangeProfiler::OnNvtxPop(uint32_t tid, uint32_t domain_id, int depth) {
     auto pop = Params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
     pop.pRangeProfilerObject = c->object;
     api_->RangePopRange(&pop);
-    EndPass(c, NowNs());
+    EndPass(c, StreamNow());
     open_nvtx_passes_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }

@@ -124,7 +124,7 @@ Result Start(void* context, void** handle, Pending& p, uint64_t now_ns) {
     return abi::kSuccess;
   }
   prefix.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
-  prefix.h.ts_ns = now_ns != 0 ? now_ns : NowNs();
+  prefix.h.ts_ns = now_ns != 0 ? now_ns : StreamNow();
   if (wide) {
     p.wide.group_id = group_id;
     RecordCopy(span, 0, &p.wide, sizeof(WideStart));
@@ -364,7 +364,7 @@ Result Init(uint32_t version, void** context, uint64_t comm_hash, int* activatio
       info.n_ranks = n_ranks;
       info.rank = rank;
       info.plugin_version = version;
-      info.init_ts_ns = NowNs();
+      info.init_ts_ns = StreamNow();
       if (init_ts_ns != nullptr) *init_ts_ns = info.init_ts_ns;
       info.init_tid = CurrentTid();
       info.activation_mask = mask;
@@ -430,7 +430,7 @@ Result StopEvent(void* handle, uint64_t now_ns) noexcept {
       r.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
       r.h.aux16 = static_cast<uint16_t>(kKindStop | (slot->type_index() << 8));
       r.h.aux32 = slot->comm_index();
-      r.h.ts_ns = now_ns != 0 ? now_ns : NowNs();
+      r.h.ts_ns = now_ns != 0 ? now_ns : StreamNow();
       r.id = slot->id.load(std::memory_order_relaxed);
       uint64_t gpu_stop = slot->stash.load(std::memory_order_relaxed);
       if (gpu_stop != 0) {
@@ -464,7 +464,7 @@ Result RecordEventState(void* handle, abi::EventState state, const abi::EventSta
   r.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
   r.h.aux16 = static_cast<uint16_t>(kKindState | (slot->type_index() << 8));
   r.h.aux32 = slot->comm_index();
-  r.h.ts_ns = now_ns != 0 ? now_ns : NowNs();
+  r.h.ts_ns = now_ns != 0 ? now_ns : StreamNow();
   r.id = slot->id.load(std::memory_order_relaxed);
   r.state = static_cast<uint32_t>(state);
   if (args != nullptr) {
@@ -486,7 +486,7 @@ Result Finalize(void* context, uint64_t now_ns) noexcept {
     h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
     h.aux16 = kKindFinalize;
     h.aux32 = comm;
-    h.ts_ns = now_ns != 0 ? now_ns : NowNs();
+    h.ts_ns = now_ns != 0 ? now_ns : StreamNow();
     RecordCopy(span, 0, &h, sizeof(h));
     CommitRecord(span);
   }
@@ -526,7 +526,7 @@ Result InitAny(uint32_t version, void** context, uint64_t comm_id, int* mask, co
   g_capture_version.compare_exchange_strong(none, version, std::memory_order_relaxed);
   uint64_t ts = 0;  // the time init recorded (read after the session started)
   Result r = gt::nccl::Init(version, context, comm_id, mask, name, n_nodes, n_ranks, rank, logfn, &ts);
-  if (ts == 0) ts = gt::NowNs();
+  if (ts == 0) ts = gt::StreamNow();
   if (NcclCaptureOn()) {
     if (NcclCapture* c = NcclCapture::Instance()) {
       c->RecordInit(version, ts, comm_id, context != nullptr ? *context : nullptr, n_nodes, n_ranks, rank,
@@ -551,7 +551,7 @@ Result InitV4(void** context, int* mask, const char* name, uint64_t comm_hash, i
 // recorded released (stopEvent below records first) before this start is recorded.
 Result StartV6(void* context, void** handle, EventDescrV6* descr) noexcept {
   if (!NcclCaptureOn()) [[likely]] return gt::nccl::StartEventV6(6, context, handle, descr);
-  uint64_t ts = gt::NowNs();
+  uint64_t ts = gt::StreamNow();
   Result r = gt::nccl::StartEventV6(6, context, handle, descr, ts);
   if (NcclCapture* c = NcclCapture::Instance()) {
     c->RecordStart(6, ts, context, handle != nullptr ? *handle : nullptr, descr, sizeof(EventDescrV6));
@@ -563,7 +563,7 @@ Result StartV5(void* context, void** handle, EventDescrV5* descr) noexcept {
   if (!NcclCaptureOn()) [[likely]] {
     return gt::nccl::StartEventV6(5, context, handle, reinterpret_cast<const EventDescrV6*>(descr));
   }
-  uint64_t ts = gt::NowNs();
+  uint64_t ts = gt::StreamNow();
   Result r = gt::nccl::StartEventV6(5, context, handle, reinterpret_cast<const EventDescrV6*>(descr), ts);
   if (NcclCapture* c = NcclCapture::Instance()) {
     c->RecordStart(5, ts, context, handle != nullptr ? *handle : nullptr, descr, sizeof(EventDescrV5));
@@ -572,7 +572,7 @@ Result StartV5(void* context, void** handle, EventDescrV5* descr) noexcept {
 }
 Result StartV4(void* context, void** handle, EventDescrV4* descr) noexcept {
   if (!NcclCaptureOn()) [[likely]] return gt::nccl::StartEventV4(context, handle, descr);
-  uint64_t ts = gt::NowNs();
+  uint64_t ts = gt::StreamNow();
   Result r = gt::nccl::StartEventV4(context, handle, descr, ts);
   if (NcclCapture* c = NcclCapture::Instance()) {
     c->RecordStart(4, ts, context, handle != nullptr ? *handle : nullptr, descr, sizeof(EventDescrV4));
@@ -581,19 +581,19 @@ Result StartV4(void* context, void** handle, EventDescrV4* descr) noexcept {
 }
 Result Stop(void* handle) noexcept {
   if (!NcclCaptureOn()) [[likely]] return gt::nccl::StopEvent(handle);
-  uint64_t ts = gt::NowNs();
+  uint64_t ts = gt::StreamNow();
   if (NcclCapture* c = NcclCapture::Instance()) c->RecordStop(CaptureVersion(), ts, handle);
   return gt::nccl::StopEvent(handle, ts);
 }
 Result State(void* handle, EventState state, EventStateArgsV4* args) noexcept {
   if (!NcclCaptureOn()) [[likely]] return gt::nccl::RecordEventState(handle, state, args);
-  uint64_t ts = gt::NowNs();
+  uint64_t ts = gt::StreamNow();
   if (NcclCapture* c = NcclCapture::Instance()) c->RecordState(CaptureVersion(), ts, handle, state, args);
   return gt::nccl::RecordEventState(handle, state, args, ts);
 }
 Result Fin(void* context) noexcept {
   if (!NcclCaptureOn()) [[likely]] return gt::nccl::Finalize(context);
-  uint64_t ts = gt::NowNs();
+  uint64_t ts = gt::StreamNow();
   if (NcclCapture* c = NcclCapture::Instance()) c->RecordFinalize(CaptureVersion(), ts, context);
   return gt::nccl::Finalize(context, ts);
 }

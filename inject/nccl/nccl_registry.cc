@@ -90,7 +90,7 @@ void EmitNcclRegistry(ChunkBuilder* chunk, uint64_t session_id) {
   }
   EventPools* pools = g_published_pools.load(std::memory_order_acquire);
   if (pools == nullptr || !pools->created()) return;
-  uint64_t now = NowNs();
+  uint64_t now = StreamNow();  // written to the stream only
   uint64_t new_drops = 0;
   for (uint32_t t = 0; t < abi::kEventTypeCount; ++t) {
     uint32_t capacity = pools->capacity(t);

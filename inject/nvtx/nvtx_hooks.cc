@@ -400,13 +400,13 @@ nvtxStringHandle_t HookDomainRegisterStringW(nvtxDomainHandle_t domain, const wc
 }
 nvtxDomainHandle_t HookDomainCreateA(const char* name) {
   if (name == nullptr) return nullptr;
-  return reinterpret_cast<nvtxDomainHandle_t>(CreateDomain(name, NowNs(), CurrentThreadTid()));
+  return reinterpret_cast<nvtxDomainHandle_t>(CreateDomain(name, StreamNow(), CurrentThreadTid()));
 }
 nvtxDomainHandle_t HookDomainCreateW(const wchar_t* name) {
   if (name == nullptr) return nullptr;
   char utf8[kMaxNameBytes + 1];
   WideToUtf8(name, utf8, sizeof(utf8));
-  return reinterpret_cast<nvtxDomainHandle_t>(CreateDomain(utf8, NowNs(), CurrentThreadTid()));
+  return reinterpret_cast<nvtxDomainHandle_t>(CreateDomain(utf8, StreamNow(), CurrentThreadTid()));
 }
 void HookDomainDestroy(nvtxDomainHandle_t domain) {
   // The handle stays valid (other NVTX instances may share it); only the event is recorded.

@@ -142,7 +142,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
 
   RecordSpan span;
   if (!BeginRecord(head_bytes + text_bytes + ext_bytes, &span)) return false;
-  base.h.ts_ns = ts_ns != 0 ? ts_ns : NowNs();
+  base.h.ts_ns = ts_ns != 0 ? ts_ns : StreamNow();
   base.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
   std::memcpy(head, &base, sizeof(base));
   RecordCopy(span, 0, head, head_bytes);

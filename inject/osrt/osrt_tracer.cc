@@ -79,8 +79,23 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
   chunk->Begin(0, 0, 0);
 }
 
+// The interposers compare stream-clock readings, so on a tick stream (GTRACE_CLOCK=auto|tsc) the
+// threshold is converted to ticks with a rate measured once here (2 ms of spinning on the thread
+// that starts the session; the threshold needs no better than ~0.1 %).
+uint64_t ThresholdInStreamUnits(uint64_t threshold_ns) {
+  if (!StreamClockIsTicks() || threshold_ns == 0)
+    return threshold_ns;
+  uint64_t t0 = ReadTicks(), n0 = NowNs(), n1 = n0;
+  while (n1 - n0 < 2000000)
+    n1 = NowNs();
+  uint64_t t1 = ReadTicks();
+  if (t1 <= t0)
+    return threshold_ns;
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(threshold_ns) * (t1 - t0) / (n1 - n0));
+}
+
 void OnSessionStart(const Config& config, uint64_t /*session_id*/) {
-  g_threshold_ns.store(config.osrt_threshold_ns, std::memory_order_relaxed);
+  g_threshold_ns.store(ThresholdInStreamUnits(config.osrt_threshold_ns), std::memory_order_relaxed);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@
 namespace gt::osrt {
 
 // Calls shorter than this write nothing (Config::osrt_threshold_ns; set at session start).
+// In stream-clock units (ns, or ticks on a tick stream: osrt_tracer.cc converts it at session start).
 extern std::atomic<uint64_t> g_threshold_ns;
 // True while this thread resolves a libc function or writes an OSRT record: nested interposed calls
 // (from dlsym's allocator, from AcquireBufferSlow's locks) go straight to libc, untraced.
@@ -91,9 +92,9 @@ __attribute__((no_sanitize("address"))) inline auto Traced(FunctionId id, Call&&
     return call();
   if (t_gt_thread.internal || t_in_osrt)
     return call();
-  uint64_t start_ns = NowNs();
+  uint64_t start_ns = StreamNow();
   auto result = call();
-  uint64_t end_ns = NowNs();
+  uint64_t end_ns = StreamNow();
   if (end_ns - start_ns >= g_threshold_ns.load(std::memory_order_relaxed)) {
     int saved_errno = errno;
     WriteCall(id, start_ns, end_ns, AsInt64(result));

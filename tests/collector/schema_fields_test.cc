@@ -61,6 +61,7 @@ TEST(SchemaFields, ConstantsMatchDescriptor) {
   EXPECT_FIELD(ClockSnapshot, "stream_clock_ns", field::clock_snapshot::kStreamClockNs);
   EXPECT_FIELD(ClockSnapshot, "realtime_ns", field::clock_snapshot::kRealtimeNs);
   EXPECT_FIELD(ClockSnapshot, "uncertainty_ns", field::clock_snapshot::kUncertaintyNs);
+  EXPECT_FIELD(ClockSnapshot, "monotonic_ns", field::clock_snapshot::kMonotonicNs);
   EXPECT_FIELD(Chunk, "crc32c", field::chunk::kCrc32c);
   EXPECT_FIELD(Chunk, "sequence_id", field::chunk::kSequenceId);
   EXPECT_FIELD(Chunk, "tid", field::chunk::kTid);
@@ -161,6 +162,7 @@ TEST(SchemaFields, ConstantsMatchDescriptor) {
 
 TEST(SchemaFields, EnumValuesMatchDescriptor) {
   EXPECT_EQ(field::enums::kClockMonotonic, static_cast<uint32_t>(schema::CLOCK_ID_MONOTONIC));
+  EXPECT_EQ(field::enums::kClockTsc, static_cast<uint32_t>(schema::CLOCK_ID_TSC));
   EXPECT_EQ(field::enums::kDropThreadBuffer, static_cast<uint32_t>(schema::DROP_SOURCE_THREAD_BUFFER));
   EXPECT_EQ(field::enums::kDropNoBuffer, static_cast<uint32_t>(schema::DROP_SOURCE_NO_BUFFER));
   EXPECT_EQ(field::enums::kDropCupti, static_cast<uint32_t>(schema::DROP_SOURCE_CUPTI));

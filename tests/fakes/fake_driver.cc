@@ -211,7 +211,7 @@ void fake_ApiExit(uint32_t correlation_id, uint64_t duration_ns, uint32_t return
     p = it->second;
     S().pending.erase(it);
   }
-  uint64_t end = p.start + duration_ns;
+  uint64_t end = p.start + fake::Span(duration_ns);
   while (fake::Now() < end) {
   }
   CUpti_CallbackData data;
@@ -253,14 +253,14 @@ uint32_t fake_ApiOnNewThread(int driver, uint32_t cbid, uint64_t duration_ns) {
 void fake_Kernel(const fake_kernel* k) {
   fake_RangeOnKernel(k->context_id);  // the range profiler's auto ranges (kernel mode)
   if (!fake::KindOn(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
-  uint64_t start = k->start_ns != 0 ? k->start_ns : fake::Now() + k->gap_ns;
-  CUpti_ActivityKernel10 r = KernelRecord(k, start, start + k->duration_ns);
+  uint64_t start = k->start_ns != 0 ? k->start_ns : fake::Now() + fake::Span(k->gap_ns);
+  CUpti_ActivityKernel10 r = KernelRecord(k, start, start + fake::Span(k->duration_ns));
   fake::Append(&r, sizeof(r));
 }
 
 void fake_KernelRunning(const fake_kernel* k) {
   if (!fake::KindOn(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
-  CUpti_ActivityKernel10 r = KernelRecord(k, fake::Now() + k->gap_ns, 0);
+  CUpti_ActivityKernel10 r = KernelRecord(k, fake::Now() + fake::Span(k->gap_ns), 0);
   const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&r);
   std::lock_guard<std::mutex> lock(S().mu);
   S().running.emplace_back(bytes, bytes + sizeof(r));
@@ -276,8 +276,8 @@ void fake_Memcpy(uint32_t device_id, uint32_t context_id, uint32_t stream_id, ui
   r.srcKind = src_kind;
   r.dstKind = dst_kind;
   r.bytes = bytes;
-  r.start = fake::Now() + 1000;
-  r.end = r.start + duration_ns;
+  r.start = fake::Now() + fake::Span(1000);
+  r.end = r.start + fake::Span(duration_ns);
   r.deviceId = device_id;
   r.contextId = context_id;
   r.streamId = stream_id;
@@ -297,8 +297,8 @@ void fake_MemcpyPeer(uint32_t device_id, uint32_t context_id, uint32_t stream_id
   r.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   r.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   r.bytes = bytes;
-  r.start = fake::Now() + 1000;
-  r.end = r.start + duration_ns;
+  r.start = fake::Now() + fake::Span(1000);
+  r.end = r.start + fake::Span(duration_ns);
   r.deviceId = device_id;
   r.contextId = context_id;
   r.streamId = stream_id;
@@ -318,8 +318,8 @@ void fake_Memset(uint32_t device_id, uint32_t context_id, uint32_t stream_id, ui
   r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   r.value = value;
   r.bytes = bytes;
-  r.start = fake::Now() + 1000;
-  r.end = r.start + duration_ns;
+  r.start = fake::Now() + fake::Span(1000);
+  r.end = r.start + fake::Span(duration_ns);
   r.deviceId = device_id;
   r.contextId = context_id;
   r.streamId = stream_id;
@@ -336,7 +336,7 @@ void fake_Sync(uint32_t type, uint32_t context_id, uint32_t stream_id, uint32_t 
   r.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
   r.type = static_cast<CUpti_ActivitySynchronizationType>(type);
   r.start = fake::Now();
-  r.end = r.start + duration_ns;
+  r.end = r.start + fake::Span(duration_ns);
   r.correlationId = correlation_id;
   r.contextId = context_id;
   r.streamId = stream_id;
@@ -367,8 +367,8 @@ void fake_GraphTrace(uint32_t device_id, uint32_t context_id, uint32_t stream_id
   std::memset(&r, 0, sizeof(r));
   r.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
   r.correlationId = correlation_id;
-  r.start = fake::Now() + 1000;
-  r.end = r.start + duration_ns;
+  r.start = fake::Now() + fake::Span(1000);
+  r.end = r.start + fake::Span(duration_ns);
   r.deviceId = device_id;
   r.graphId = graph_id;
   r.contextId = context_id;
@@ -388,7 +388,7 @@ void fake_Overhead(uint32_t kind, uint32_t tid, uint32_t correlation_id, uint64_
   r.objectId.pt.processId = static_cast<uint32_t>(getpid());
   r.objectId.pt.threadId = tid;
   r.start = fake::Now();
-  r.end = r.start + duration_ns;
+  r.end = r.start + fake::Span(duration_ns);
   r.correlationId = correlation_id;
   fake::Append(&r, sizeof(r));
 }

@@ -60,6 +60,11 @@ State& S();
 uint32_t Tid();
 // CUPTI timestamp: gtrace's callback when registered, else CLOCK_REALTIME (real CUPTI's default).
 uint64_t Now();
+// A GPU-side span of `ns` nanoseconds in units of Now(): real CUPTI measures GPU work in ns and maps
+// it onto the client's timestamp callback by linear interpolation, so a callback returning TSC
+// ticks gets GPU spans in ticks. The fake measures the callback's rate once at registration
+// (5 ms against CLOCK_MONOTONIC); a callback within 5% of 1 tick/ns is taken as ns exactly.
+uint64_t Span(uint64_t ns);
 // Appends one record of `size` bytes to the calling thread's buffer (requesting/completing buffers
 // through gtrace's callbacks as needed). Caller does NOT hold S().mu.
 void Append(const void* record, size_t size);

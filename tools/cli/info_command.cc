@@ -55,6 +55,15 @@ int Describe(const std::string& path, bool json) {
   for (const auto& a : h.command_line()) cmd += (cmd.empty() ? "" : " ") + a;
   uint64_t dropped_total = 0;
   for (auto& [k, v] : drops) dropped_total += v;
+  // The clock on disk (the reader converts tick streams to CLOCK_MONOTONIC ns for everything else).
+  std::string clock = r.recorded_clock() == schema::CLOCK_ID_TSC ? "tsc" : "monotonic";
+  std::string clock_detail;
+  if (r.tick_clock().active()) {
+    char b[96];
+    snprintf(b, sizeof(b), " (%zu calibration pairs, %.3f MHz)", r.tick_clock().pair_count(),
+             r.tick_clock().ticks_per_second() / 1e6);
+    clock_detail = b;
+  }
   if (json) {
     auto q = [](const std::string& t) {
       std::string o = "\"";
@@ -74,7 +83,7 @@ int Describe(const std::string& path, bool json) {
               << "\",\"gtrace_version\":" << q(h.gtrace_version()) << ",\"host\":" << q(h.host_name())
               << ",\"pid\":" << h.pid() << ",\"ppid\":" << h.ppid() << ",\"rank\":" << h.rank()
               << ",\"local_rank\":" << h.local_rank() << ",\"world_size\":" << h.world_size()
-              << ",\"command\":" << q(cmd) << ",\"trace\":" << q(h.trace()) << ",\"bytes\":" << s.file_bytes
+              << ",\"command\":" << q(cmd) << ",\"trace\":" << q(h.trace()) << ",\"clock\":" << q(clock) << ",\"bytes\":" << s.file_bytes
               << ",\"chunks\":" << s.chunks << ",\"complete\":" << (s.end_of_stream ? "true" : "false")
               << ",\"end_reason\":" << q(s.end_of_stream ? stats.close_reason() : std::string("cut"))
               << ",\"last_chunk_ns\":" << s.last_chunk_ns
@@ -98,6 +107,7 @@ int Describe(const std::string& path, bool json) {
             << (h.world_size() >= 0 ? std::to_string(h.world_size()) : "-") << ")"
             << (h.rank_source().empty() ? "" : " from " + h.rank_source()) << "\n"
             << "  traced         " << h.trace() << "\n"
+            << "  clock          " << clock << clock_detail << "\n"
             << "  size           " << s.file_bytes << " bytes, " << s.chunks << " chunks\n"
             << "  threads        " << threads << "\n"
             << "  strings        " << strings << "\n";

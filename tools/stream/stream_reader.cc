@@ -11,6 +11,7 @@
 
 #include "schema/crc32c.h"
 #include "schema/format.h"
+#include "tools/stream/chunk_times.h"
 
 namespace gt::stream {
 namespace {
@@ -110,7 +111,77 @@ Status StreamReader::Open(const std::string& path) {
                          std::to_string(kFormatMajor) + ".x)");
   }
   pos_ += len;
+  recorded_clock_ = header_.clock();
+  if (recorded_clock_ == schema::CLOCK_ID_TSC) return PrepareTickClock();
   return Status::Ok();
+}
+
+// A tick stream: one light pass over the chunks for the calibration pairs (top-level field 8 of
+// each chunk, nothing else decoded), then the header is presented as a CLOCK_MONOTONIC one and
+// Next converts every chunk (chunk_times.h).
+Status StreamReader::PrepareTickClock() {
+  std::vector<TickPair> pairs;
+  if (header_.has_start_clock()) pairs.push_back({header_.start_clock().stream_clock_ns(), header_.start_clock().monotonic_ns()});
+  uint64_t start = pos_;
+  ReadSummary kept = summary_;
+  prescan_pairs_ = &pairs;
+  schema::Chunk unused;
+  bool has = true;
+  Status st = Status::Ok();
+  while (st.ok() && has) st = Next(&unused, &has);
+  prescan_pairs_ = nullptr;
+  pos_ = start;
+  summary_ = kept;
+  // A damaged chunk is reported by the real pass, at its place; the pairs before it still count.
+  if (!tick_clock_.Build(std::move(pairs))) {
+    return Error(0, "TSC stream without a usable calibration pair (tick, CLOCK_MONOTONIC)");
+  }
+  header_.set_clock(schema::CLOCK_ID_MONOTONIC);
+  if (header_.has_start_clock()) {
+    schema::ClockSnapshot* s = header_.mutable_start_clock();
+    s->set_stream_clock_ns(s->monotonic_ns() != 0 ? s->monotonic_ns() : tick_clock_.ToNs(s->stream_clock_ns()));
+  }
+  return Status::Ok();
+}
+
+// Field 8 (ClockSnapshot) of a chunk body, without decoding the rest.
+void StreamReader::CollectPairs(const unsigned char* body, uint64_t len, std::vector<TickPair>* out) const {
+  uint64_t p = 0;
+  while (p < len) {
+    uint64_t tag = 0, v = 0;
+    if (!ReadVarintIn(body, len, &p, &tag)) return;
+    uint32_t wire = static_cast<uint32_t>(tag & 7);
+    if (wire == 0) {
+      if (!ReadVarintIn(body, len, &p, &v)) return;
+    } else if (wire == 1) {
+      p += 8;
+    } else if (wire == 5) {
+      p += 4;
+    } else if (wire == 2) {
+      if (!ReadVarintIn(body, len, &p, &v) || v > len - p) return;
+      if ((tag >> 3) == 8) {
+        schema::ClockSnapshot s;
+        if (s.ParseFromArray(body + p, static_cast<int>(v))) out->push_back({s.stream_clock_ns(), s.monotonic_ns()});
+      }
+      p += v;
+    } else {
+      return;
+    }
+  }
+}
+
+bool StreamReader::ReadVarintIn(const unsigned char* data, uint64_t size, uint64_t* pos, uint64_t* value) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= size) return false;
+    unsigned char b = data[(*pos)++];
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *value = v;
+      return true;
+    }
+  }
+  return false;
 }
 
 Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
@@ -142,8 +213,16 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
       std::memcpy(&stored, body + 1, 4);
       uint32_t actual = Crc32c(body + 5, len - 5);
       if (stored != actual) return Error(at, "damaged chunk (checksum mismatch)");
+      if (prescan_pairs_ != nullptr) {
+        CollectPairs(body, len, prescan_pairs_);
+        pos_ += len;
+        *has_chunk = true;
+        return Status::Ok();
+      }
       chunk->Clear();
       if (!chunk->ParseFromArray(body, static_cast<int>(len))) return Error(at, "damaged chunk (cannot decode)");
+      // Where records are decoded: a tick stream's times become CLOCK_MONOTONIC ns here.
+      if (tick_clock_.active()) ConvertChunkTimes(tick_clock_, chunk);
       pos_ += len;
       chunk_offset_ = at;
       ++summary_.chunks;

@@ -13,9 +13,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtrace.pb.h"
 #include "schema/status.h"
+#include "tools/stream/tick_clock.h"
 
 namespace gt::stream {
 
@@ -40,9 +42,14 @@ class StreamReader {
   StreamReader& operator=(const StreamReader&) = delete;
   ~StreamReader();
 
-  // Maps the file, checks the magic and major version, parses the header.
+  // Maps the file, checks the magic and major version, parses the header. A stream recorded on
+  // the tick counter (CLOCK_ID_TSC) is presented as a CLOCK_MONOTONIC one: header() and every
+  // chunk Next returns carry ns (tick_clock.h); recorded_clock() says what was on disk.
   Status Open(const std::string& path);
   const schema::StreamHeader& header() const { return header_; }
+  schema::ClockId recorded_clock() const { return recorded_clock_; }
+  // The tick->ns conversion of a CLOCK_ID_TSC stream (inactive otherwise).
+  const TickClock& tick_clock() const { return tick_clock_; }
   const std::string& path() const { return path_; }
 
   // The next chunk in file order. *has_chunk is false at the end of the stream (or of the good
@@ -68,6 +75,9 @@ class StreamReader {
   // Gives back the pages before pos_ once a release block of them has accumulated. Only bytes of
   // chunks already returned are released: the caller's Chunk holds copies, never pointers into them.
   void ReleaseConsumed();
+  static bool ReadVarintIn(const unsigned char* data, uint64_t size, uint64_t* pos, uint64_t* value);
+  Status PrepareTickClock();
+  void CollectPairs(const unsigned char* body, uint64_t len, std::vector<TickPair>* out) const;
 
   std::string path_;
   const unsigned char* data_ = nullptr;
@@ -79,6 +89,9 @@ class StreamReader {
   uint64_t page_bytes_ = 4096;
   schema::StreamHeader header_;
   ReadSummary summary_;
+  schema::ClockId recorded_clock_ = schema::CLOCK_ID_UNSPECIFIED;
+  TickClock tick_clock_;
+  std::vector<TickPair>* prescan_pairs_ = nullptr;  // set during PrepareTickClock's pass
 };
 
 }  // namespace gt::stream

@@ -1,0 +1,34 @@
+// Choosing the stream clock at session start (slow path, the thread that starts the session).
+//
+// The tick counter is used only where it is a clock: on x86 the CPU reports an invariant TSC
+// (/proc/cpuinfo flags `constant_tsc` and `nonstop_tsc`) and the kernel itself times with it
+// (/sys/devices/system/clocksource/clocksource0/current_clocksource is `tsc`, i.e. the kernel found
+// it synchronized across CPUs); on aarch64 the generic timer (`arch_sys_counter`). Otherwise, and
+// with GTRACE_CLOCK=monotonic, CLOCK_MONOTONIC. GTRACE_CLOCK=tsc on a machine without a usable
+// counter falls back with one warning.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gt {
+
+enum class ClockChoice { kAuto, kTsc, kMonotonic };  // GTRACE_CLOCK=auto|tsc|monotonic
+
+bool ParseClockChoice(std::string_view text, ClockChoice* out);
+
+// What the machine offers. `reason` says why not when false (for the fallback warning).
+struct TickCounterSupport {
+  bool usable = false;
+  std::string reason;
+};
+// Reads the two files (paths overridable for tests).
+TickCounterSupport ProbeTickCounter(const char* cpuinfo_path = "/proc/cpuinfo",
+                                    const char* clocksource_path =
+                                        "/sys/devices/system/clocksource/clocksource0/current_clocksource");
+
+// Decides and sets the process's stream clock (StreamNow, clock.h). Returns true for ticks.
+// *warning is set when `choice` asked for tsc and the machine cannot give it.
+bool SelectStreamClock(ClockChoice choice, const TickCounterSupport& support, std::string* warning);
+
+}  // namespace gt
