@@ -1,4 +1,4 @@
-// The *_sum reports on larger generated databases (thousands of rows, many names, repeated and odd
+// The *_sum reports and cuda_api_callers on larger generated databases (thousands of rows, many names, repeated and odd
 // values, NULL names, open ranges, unicode) against a reference that computes them as gtrace did
 // before the reports moved into SQLite (grouped_summary.h): every row loaded with its name into
 // std::map<name, std::vector<int64_t>> and summarised by Summarize/SortedSummaries. The two must print
@@ -8,6 +8,7 @@
 
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "tests/stats/nsys_test_db.h"
 #include "tools/stats/statistics.h"
@@ -268,6 +269,115 @@ TEST(LargeSummaries, MemorySumsMatchThePerRowReference) {
   EXPECT_EQ(RunOk(db.path(), "cuda_gpu_mem_time_sum"),
             ReferenceByName(db.path(), MemOpsSql("\"end\" - start"), false, "Count", "Operation"));
   EXPECT_EQ(RunOk(db.path(), "cuda_gpu_mem_size_sum"), ReferenceMemSizeSum(db.path()));
+}
+
+// The old cuda_api_callers: every chain's frames in a std::map, every call's duration in
+// std::map<(name, caller, python caller, stack), std::vector<int64_t>>.
+std::string ReferenceCudaApiCallers(const std::string& path) {
+  struct Frame {
+    std::string symbol, module;
+    bool python;
+  };
+  std::map<int64_t, std::vector<Frame>> chains;
+  {
+    int64_t ignored = 0;
+    auto rows = LoadGroups<std::tuple<int64_t, int64_t, std::string, std::string, bool>>(
+        path,
+        "SELECT c.id, coalesce(s.value, ''), coalesce(m.value, ''), c.originalIP IS NULL, c.stackDepth "
+        "FROM CUDA_CALLCHAINS AS c LEFT JOIN StringIds AS s ON s.id = c.symbol "
+        "LEFT JOIN StringIds AS m ON m.id = c.module",
+        [](sqlite3_stmt* s) {
+          return std::make_tuple(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 4), ColumnText(s, 1),
+                                 ColumnText(s, 2), sqlite3_column_int64(s, 3) != 0);
+        },
+        0, &ignored);
+    for (const auto& [key, unused] : rows) {  // (id, depth) ascending
+      const auto& [id, depth, symbol, module, original_ip_null] = key;
+      const bool python = original_ip_null || (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0);
+      chains[id].push_back({symbol, module, python});
+    }
+  }
+  auto inside = [](const std::string& module) {
+    const size_t slash = module.rfind('/');
+    const std::string base = slash == std::string::npos ? module : module.substr(slash + 1);
+    for (const char* prefix : {"libcuda.so", "libcudart.so", "libcupti.so", "libgtrace.so", "libcudart_static"}) {
+      if (base.rfind(prefix, 0) == 0)
+        return true;
+    }
+    return false;
+  };
+  int64_t grand_total = 0;
+  auto groups = LoadGroups<std::tuple<std::string, std::string, std::string, std::string>>(
+      path,
+      "SELECT coalesce(s.value, ''), r.callchainId, r.\"end\" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+      "LEFT JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass = 67 AND r.callchainId IS NOT NULL",
+      [&](sqlite3_stmt* s) {
+        std::string caller, python_caller, stack;
+        const auto& frames = chains[sqlite3_column_int64(s, 1)];
+        for (const Frame& frame : frames) {
+          stack += (stack.empty() ? "" : " <- ") + frame.symbol;
+          if (caller.empty() && !inside(frame.module))
+            caller = frame.symbol;
+          if (python_caller.empty() && frame.python)
+            python_caller = frame.symbol;
+        }
+        if (caller.empty() && !frames.empty())
+          caller = frames.front().symbol;
+        return std::make_tuple(StripApiVersionSuffix(ColumnText(s, 0)), caller, python_caller, stack);
+      },
+      2, &grand_total);
+  Table table;
+  table.columns = Columns({"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Med (ns)", "Max (ns)", "Name",
+                           "Caller", "Python Caller", "Stack"});
+  for (const auto& [key, s] : SortedSummaries(&groups)) {
+    table.rows.push_back({Percent(s.total, grand_total), Cell::Int(s.total), Cell::Int(s.count), s.avg, s.median,
+                          Cell::Int(s.max), Cell::Text(std::get<0>(key)), Cell::Text(std::get<1>(key)),
+                          Cell::Text(std::get<2>(key)), Cell::Text(std::get<3>(key))});
+  }
+  return Csv(table);
+}
+
+TEST(LargeSummaries, CudaApiCallersMatchesThePerRowReference) {
+  TestDb db("large_callers");
+  db.Create({"CUPTI_ACTIVITY_KIND_RUNTIME"});
+  // nsys 3.25.0's CUDA_CALLCHAINS (tools/nsys/nsys_tables.cc).
+  db.Exec(
+      "CREATE TABLE CUDA_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, "
+      "unresolved INTEGER, originalIP INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth))");
+  db.Exec("BEGIN");
+  Lcg rng;
+  const std::vector<std::string> symbols = {"cudaMalloc", "cuMemAlloc_v2", "main", "train_step", "forward", "",
+                                            "ünïcødé ✓", "worker"};
+  const std::vector<std::string> modules = {"/usr/lib/libcuda.so.1", "/opt/libcudart.so.12", "libgtrace.so", "/app/a.out",
+                                            "/app/model.py", "libtorch.so"};
+  // 400 chain ids with 1..5 frames from small pools (many equal stacks under different ids); ids
+  // divisible by 37 have no frames (a call pointing there reads as an empty stack).
+  for (int id = 0; id < 400; ++id) {
+    if (id % 37 == 0)
+      continue;
+    const int depth = 1 + static_cast<int>(rng.Next(5));
+    for (int d = 0; d < depth; ++d) {
+      const int64_t symbol = db.StringId(symbols[rng.Next(symbols.size())]);
+      const int64_t module = db.StringId(modules[rng.Next(modules.size())]);
+      const std::string ip = rng.Next(6) == 0 ? "NULL" : std::to_string(4096 + d);
+      db.Exec("INSERT INTO CUDA_CALLCHAINS VALUES (" + std::to_string(id) + ", " + std::to_string(symbol) + ", " +
+              std::to_string(module) + ", 0, " + ip + ", " + std::to_string(d) + ")");
+    }
+  }
+  const std::vector<std::string> apis = {"cudaMalloc_v3020", "cudaMalloc", "cudaMemcpy_v3020", "cudaLaunchKernel_v7000",
+                                         "cuLaunchKernel"};
+  for (int i = 0; i < 15000; ++i) {
+    const int64_t start = i * 100;
+    const int64_t duration = static_cast<int64_t>(rng.Next(i % 3 == 0 ? 4 : 50000));
+    db.AddRuntime(start, start + duration, GlobalTid(100, 101), i, apis[rng.Next(apis.size())], 0,
+                  rng.Next(10) == 0 ? 0 : 67);
+  }
+  db.Exec("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET callchainId = CASE WHEN rowid % 53 = 0 THEN NULL "
+          "ELSE (rowid * 7919) % 410 END");
+  db.Exec("COMMIT");
+  const std::string expected = ReferenceCudaApiCallers(db.path());
+  EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 300);  // many groups
+  EXPECT_EQ(RunOk(db.path(), "cuda_api_callers"), expected);
 }
 
 }  // namespace
