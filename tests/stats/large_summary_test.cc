@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -378,6 +379,168 @@ TEST(LargeSummaries, CudaApiCallersMatchesThePerRowReference) {
   const std::string expected = ReferenceCudaApiCallers(db.path());
   EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 300);  // many groups
   EXPECT_EQ(RunOk(db.path(), "cuda_api_callers"), expected);
+}
+
+// The old nccl_sum (plugin source): every operation loaded, std::map<(func, bucket, nRanks), ("all"
+// group, rank -> group)> with every GPU time in a vector, summarised by Summarize.
+namespace old_nccl {
+bool Factors(const std::string& func, int64_t n, int64_t* multiplier, int64_t* num, int64_t* den) {
+  if (n <= 0)
+    return false;
+  *multiplier = 1;
+  *num = 1;
+  *den = 1;
+  if (func == "AllReduce") {
+    *num = 2 * (n - 1);
+    *den = n;
+  } else if (func == "AllGather" || func == "ReduceScatter" || func == "AlltoAll" || func == "Gather" ||
+             func == "Scatter") {
+    *multiplier = n;
+    *num = n - 1;
+    *den = n;
+  } else if (func != "Broadcast" && func != "Reduce" && func != "Send" && func != "Recv") {
+    return false;
+  }
+  return true;
+}
+std::string BytesLabel(uint64_t v) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (u < 6 && v >= 1024 && v % 1024 == 0) {
+    v /= 1024;
+    ++u;
+  }
+  return std::to_string(v) + " " + kUnits[u];
+}
+std::string BucketLabel(int bucket) {
+  if (bucket < 0)
+    return "unknown";
+  if (bucket == 0)
+    return "0 B";
+  const std::string hi = bucket >= 64 ? "16 EiB" : BytesLabel(uint64_t{1} << bucket);
+  return "[" + BytesLabel(uint64_t{1} << (bucket - 1)) + ", " + hi + ")";
+}
+struct Group {
+  std::vector<int64_t> times;
+  int64_t total_size = 0;
+  bool size_known = true;
+  int64_t untimed = 0;
+};
+void AppendRow(const std::string& func, int bucket, int64_t n_ranks, const std::string& rank, Group& g, Table* table) {
+  std::vector<Cell> row = {Cell::Text(func), Cell::Text(BucketLabel(bucket)),
+                           n_ranks > 0 ? Cell::Int(n_ranks) : Cell::Null(), Cell::Text(rank),
+                           Cell::Int(static_cast<int64_t>(g.times.size()))};
+  if (!g.times.empty()) {
+    const Summary s = Summarize(&g.times);
+    row.insert(row.end(), {Cell::Int(s.total), s.avg, s.median, Cell::Int(s.min), Cell::Int(s.max)});
+    const bool sized = g.size_known && bucket >= 0;
+    row.push_back(sized ? Cell::Int(g.total_size) : Cell::Null());
+    int64_t multiplier = 0, num = 0, den = 0;
+    if (sized && s.total > 0) {
+      row.push_back(Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * 100, s.total), 2));
+      row.push_back(Factors(func, n_ranks, &multiplier, &num, &den)
+                        ? Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * num * 100,
+                                               static_cast<__int128>(s.total) * den),
+                                      2)
+                        : Cell::Null());
+    } else {
+      row.insert(row.end(), {Cell::Null(), Cell::Null()});
+    }
+  } else {
+    for (int i = 0; i < 8; ++i)
+      row.push_back(Cell::Null());
+  }
+  row.push_back(Cell::Int(g.untimed));
+  row.push_back(Cell::Text("plugin"));
+  table->rows.push_back(std::move(row));
+}
+}  // namespace old_nccl
+
+std::string ReferenceNcclSum(const std::string& path) {
+  using Key = std::tuple<std::string, int, int64_t>;
+  std::map<Key, std::pair<old_nccl::Group, std::map<int64_t, old_nccl::Group>>> groups;
+  int64_t ignored = 0;
+  // (row order, columns) of every operation; the value column is unused.
+  auto ops = LoadGroups<std::tuple<int64_t, std::string, std::optional<int64_t>, int64_t, int64_t,
+                                   std::optional<int64_t>>>(
+      path, "SELECT rowid, func, algBytes, nRanks, rank, gpuStart, gpuEnd FROM GTRACE_NCCL_OPERATIONS",
+      [](sqlite3_stmt* s) {
+        auto opt = [s](int c) {
+          return sqlite3_column_type(s, c) == SQLITE_NULL ? std::nullopt
+                                                          : std::optional<int64_t>(sqlite3_column_int64(s, c));
+        };
+        std::optional<int64_t> time;
+        if (opt(5) && opt(6))
+          time = *opt(6) - *opt(5);
+        return std::make_tuple(sqlite3_column_int64(s, 0), ColumnText(s, 1), opt(2), opt(3).value_or(0),
+                               opt(4).value_or(-1), time);
+      },
+      0, &ignored);
+  for (const auto& [op, unused] : ops) {
+    const auto& [rowid, func, size, n_ranks, rank, time] = op;
+    const int bucket = !size ? -1 : *size <= 0 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(*size));
+    auto& entry = groups[{func, bucket, n_ranks}];
+    for (old_nccl::Group* g : {&entry.first, &entry.second[rank]}) {
+      if (!time) {
+        ++g->untimed;
+        continue;
+      }
+      g->times.push_back(*time);
+      if (size)
+        g->total_size += *size;
+      else
+        g->size_known = false;
+    }
+  }
+  Table table;
+  table.columns = Columns({"Collective", "Size Range", "Ranks", "Rank", "Count", "Total Time (ns)", "Avg (ns)",
+                           "Med (ns)", "Min (ns)", "Max (ns)", "Total Size (B)", "AlgBW (GB/s)", "BusBW (GB/s)",
+                           "Untimed", "Source"});
+  for (auto& [key, entry] : groups) {
+    const auto& [func, bucket, n_ranks] = key;
+    old_nccl::AppendRow(func, bucket, n_ranks, "all", entry.first, &table);
+    if (entry.second.size() < 2)
+      continue;
+    for (auto& [rank, g] : entry.second)
+      old_nccl::AppendRow(func, bucket, n_ranks, rank >= 0 ? std::to_string(rank) : "?", g, &table);
+  }
+  return Csv(table);
+}
+
+TEST(LargeSummaries, NcclSumMatchesThePerRowReference) {
+  TestDb db("large_nccl");
+  db.Exec(
+      "CREATE TABLE GTRACE_NCCL_OPERATIONS (globalPid INTEGER NOT NULL, eventId INTEGER NOT NULL, func TEXT NOT NULL, "
+      "algBytes INTEGER, nRanks INTEGER, rank INTEGER, gpuStart INTEGER, gpuEnd INTEGER)");
+  db.Exec("BEGIN");
+  Lcg rng;
+  const std::vector<std::string> funcs = {"AllReduce", "AllGather", "Broadcast", "Send", "Recv", "ReduceScatter",
+                                          "CustomColl"};
+  auto maybe = [&rng](uint64_t null_one_in, int64_t value) {
+    return rng.Next(null_one_in) == 0 ? std::string("NULL") : std::to_string(value);
+  };
+  for (int i = 0; i < 12000; ++i) {
+    const std::string func = funcs[rng.Next(funcs.size())];
+    // Sizes over many buckets, some 0, some unknown; ranks 0..3 of 2- or 4-rank communicators (one
+    // single-rank one), some unknown; durations with ties; some operations without GPU times.
+    const int64_t size = static_cast<int64_t>(rng.Next(4) == 0 ? rng.Next(3) : uint64_t{1} << rng.Next(30)) +
+                         static_cast<int64_t>(rng.Next(100));
+    const int64_t n_ranks = rng.Next(3) == 0 ? 2 : rng.Next(20) == 0 ? 1 : 4;
+    const int64_t rank = static_cast<int64_t>(rng.Next(static_cast<uint64_t>(n_ranks)));
+    const int64_t start = i * 1000;
+    const int64_t duration = static_cast<int64_t>(rng.Next(i % 2 == 0 ? 6 : 90000));
+    const bool timed = rng.Next(15) != 0;
+    db.Exec("INSERT INTO GTRACE_NCCL_OPERATIONS VALUES (" + std::to_string(1 + i % 3) + ", " + std::to_string(i) +
+            ", '" + func + "', " + maybe(25, size) + ", " + maybe(30, n_ranks) + ", " + maybe(30, rank) + ", " +
+            (timed ? std::to_string(start) : "NULL") + ", " + (timed ? std::to_string(start + duration) : "NULL") +
+            ")");
+  }
+  db.Exec("COMMIT");
+  const std::string expected = ReferenceNcclSum(db.path());
+  EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 300);  // many groups
+  EXPECT_NE(expected.find(",?,"), std::string::npos);                   // an unknown rank's row
+  EXPECT_NE(expected.find("unknown"), std::string::npos);               // an unknown size's bucket
+  EXPECT_EQ(RunOk(db.path(), "nccl_sum"), expected);
 }
 
 }  // namespace
