@@ -11,64 +11,13 @@
 #include <sstream>
 #include <tuple>
 
+#include "tests/stats/large_summary_util.h"
 #include "tests/stats/nsys_test_db.h"
 #include "tools/stats/statistics.h"
 #include "tools/stats/table.h"
 
 namespace gt::stats::testing {
 namespace {
-
-// Deterministic pseudo-random numbers (no <random> distribution differences between libraries).
-struct Lcg {
-  uint64_t state = 0x9E3779B97F4A7C15ull;
-  uint64_t Next(uint64_t bound) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return (state >> 33) % bound;
-  }
-};
-
-// Rows of `sql` (text key columns, then one integer value), as the old reports read them.
-template <typename Key, typename MakeKey>
-std::map<Key, std::vector<int64_t>> LoadGroups(const std::string& path,
-                                               const std::string& sql,
-                                               MakeKey make_key,
-                                               int value_column,
-                                               int64_t* grand_total) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  std::map<Key, std::vector<int64_t>> groups;
-  *grand_total = 0;
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    const int64_t value = sqlite3_column_int64(stmt, value_column);
-    groups[make_key(stmt)].push_back(value);
-    *grand_total += value;
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return groups;
-}
-
-std::string ColumnText(sqlite3_stmt* stmt, int column) {
-  const unsigned char* text = sqlite3_column_text(stmt, column);
-  return text == nullptr ? std::string()
-                         : std::string(reinterpret_cast<const char*>(text),
-                                       static_cast<size_t>(sqlite3_column_bytes(stmt, column)));
-}
-
-std::string Csv(const Table& table) {
-  std::ostringstream out;
-  WriteTable(table, Format::kCsv, out);
-  return out.str();
-}
-
-std::vector<Column> Columns(std::vector<const char*> names) {
-  std::vector<Column> columns;
-  for (const char* name : names)
-    columns.push_back(Column{name, Align::kRight});
-  return columns;
-}
 
 // The old nvtx_sum: LoadRanges + std::map<(name, style), durations>.
 std::string ReferenceNvtxSum(const std::string& path) {
