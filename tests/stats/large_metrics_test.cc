@@ -240,12 +240,15 @@ std::string ReferenceGpuMetricsSum(const std::string& path) {
 TEST(LargeSummaries, GpuMetricsSumMatchesTheLoadEverythingReference) {
   TestDb db("large_metrics");
   db.Create({"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL"});
-  db.Exec("CREATE TABLE GPU_METRICS (rawTimestamp INTEGER, timestamp INTEGER, typeId INTEGER NOT NULL, "
-          "metricId INTEGER NOT NULL, value INTEGER NOT NULL)");
-  db.Exec("CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, "
-          "typeName TEXT NOT NULL, metricId INTEGER NOT NULL, metricName TEXT NOT NULL)");
-  db.Exec("CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER, pid INTEGER, uuid TEXT, "
-          "numMultiprocessors INTEGER)");
+  db.Exec(
+      "CREATE TABLE GPU_METRICS (rawTimestamp INTEGER, timestamp INTEGER, typeId INTEGER NOT NULL, "
+      "metricId INTEGER NOT NULL, value INTEGER NOT NULL)");
+  db.Exec(
+      "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, "
+      "typeName TEXT NOT NULL, metricId INTEGER NOT NULL, metricName TEXT NOT NULL)");
+  db.Exec(
+      "CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER, pid INTEGER, uuid TEXT, "
+      "numMultiprocessors INTEGER)");
   db.Exec("BEGIN");
   Lcg rng;
   // Two sampled GPUs of host 0 (ids 0 and 1), three metrics, 2000 samples each every ~1000 ns; metric 2
@@ -262,7 +265,8 @@ TEST(LargeSummaries, GpuMetricsSumMatchesTheLoadEverythingReference) {
       for (int metric = 0; metric < 3; ++metric) {
         if (metric == 2 && rng.Next(4) == 0)
           continue;
-        const int64_t value = metric == 1 ? static_cast<int64_t>(rng.Next(4000000000ull)) : static_cast<int64_t>(rng.Next(101));
+        const int64_t value =
+            metric == 1 ? static_cast<int64_t>(rng.Next(4000000000ull)) : static_cast<int64_t>(rng.Next(101));
         db.Exec("INSERT INTO GPU_METRICS VALUES (" + std::to_string(ts) + ", " + std::to_string(ts) + ", " +
                 std::to_string(type) + ", " + std::to_string(metric) + ", " + std::to_string(value) + ")");
       }
@@ -275,7 +279,7 @@ TEST(LargeSummaries, GpuMetricsSumMatchesTheLoadEverythingReference) {
     k.global_pid = GlobalPid(100);
     k.start = 500 + static_cast<int64_t>(rng.Next(2100000));
     k.end = k.start + static_cast<int64_t>(rng.Next(i % 4 == 0 ? 50 : 20000));  // some inside one sample
-    k.device_id = static_cast<int64_t>(rng.Next(3));  // 2: a GPU that was not sampled
+    k.device_id = static_cast<int64_t>(rng.Next(3));                            // 2: a GPU that was not sampled
     k.correlation_id = i;
     k.demangled_name = k.short_name = "kernel_" + std::to_string(rng.Next(25));
     db.AddKernel(k);

@@ -296,10 +296,10 @@ TEST(LargeSummaries, CudaApiCallersMatchesThePerRowReference) {
       "unresolved INTEGER, originalIP INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth))");
   db.Exec("BEGIN");
   Lcg rng;
-  const std::vector<std::string> symbols = {"cudaMalloc", "cuMemAlloc_v2", "main", "train_step", "forward", "",
-                                            "ünïcødé ✓", "worker"};
-  const std::vector<std::string> modules = {"/usr/lib/libcuda.so.1", "/opt/libcudart.so.12", "libgtrace.so", "/app/a.out",
-                                            "/app/model.py", "libtorch.so"};
+  const std::vector<std::string> symbols = {"cudaMalloc", "cuMemAlloc_v2", "main",  "train_step", "forward",
+                                            "",           "ünïcødé ✓",     "worker"};
+  const std::vector<std::string> modules = {
+      "/usr/lib/libcuda.so.1", "/opt/libcudart.so.12", "libgtrace.so", "/app/a.out", "/app/model.py", "libtorch.so"};
   // 400 chain ids with 1..5 frames from small pools (many equal stacks under different ids); ids
   // divisible by 37 have no frames (a call pointing there reads as an empty stack).
   for (int id = 0; id < 400; ++id) {
@@ -322,8 +322,9 @@ TEST(LargeSummaries, CudaApiCallersMatchesThePerRowReference) {
     db.AddRuntime(start, start + duration, GlobalTid(100, 101), i, apis[rng.Next(apis.size())], 0,
                   rng.Next(10) == 0 ? 0 : 67);
   }
-  db.Exec("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET callchainId = CASE WHEN rowid % 53 = 0 THEN NULL "
-          "ELSE (rowid * 7919) % 410 END");
+  db.Exec(
+      "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET callchainId = CASE WHEN rowid % 53 = 0 THEN NULL "
+      "ELSE (rowid * 7919) % 410 END");
   db.Exec("COMMIT");
   const std::string expected = ReferenceCudaApiCallers(db.path());
   EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 300);  // many groups
@@ -387,11 +388,11 @@ void AppendRow(const std::string& func, int bucket, int64_t n_ranks, const std::
     int64_t multiplier = 0, num = 0, den = 0;
     if (sized && s.total > 0) {
       row.push_back(Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * 100, s.total), 2));
-      row.push_back(Factors(func, n_ranks, &multiplier, &num, &den)
-                        ? Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * num * 100,
-                                               static_cast<__int128>(s.total) * den),
-                                      2)
-                        : Cell::Null());
+      row.push_back(
+          Factors(func, n_ranks, &multiplier, &num, &den)
+              ? Cell::Fixed(
+                    RoundDiv(static_cast<__int128>(g.total_size) * num * 100, static_cast<__int128>(s.total) * den), 2)
+              : Cell::Null());
     } else {
       row.insert(row.end(), {Cell::Null(), Cell::Null()});
     }
@@ -410,21 +411,21 @@ std::string ReferenceNcclSum(const std::string& path) {
   std::map<Key, std::pair<old_nccl::Group, std::map<int64_t, old_nccl::Group>>> groups;
   int64_t ignored = 0;
   // (row order, columns) of every operation; the value column is unused.
-  auto ops = LoadGroups<std::tuple<int64_t, std::string, std::optional<int64_t>, int64_t, int64_t,
-                                   std::optional<int64_t>>>(
-      path, "SELECT rowid, func, algBytes, nRanks, rank, gpuStart, gpuEnd FROM GTRACE_NCCL_OPERATIONS",
-      [](sqlite3_stmt* s) {
-        auto opt = [s](int c) {
-          return sqlite3_column_type(s, c) == SQLITE_NULL ? std::nullopt
-                                                          : std::optional<int64_t>(sqlite3_column_int64(s, c));
-        };
-        std::optional<int64_t> time;
-        if (opt(5) && opt(6))
-          time = *opt(6) - *opt(5);
-        return std::make_tuple(sqlite3_column_int64(s, 0), ColumnText(s, 1), opt(2), opt(3).value_or(0),
-                               opt(4).value_or(-1), time);
-      },
-      0, &ignored);
+  auto ops =
+      LoadGroups<std::tuple<int64_t, std::string, std::optional<int64_t>, int64_t, int64_t, std::optional<int64_t>>>(
+          path, "SELECT rowid, func, algBytes, nRanks, rank, gpuStart, gpuEnd FROM GTRACE_NCCL_OPERATIONS",
+          [](sqlite3_stmt* s) {
+            auto opt = [s](int c) {
+              return sqlite3_column_type(s, c) == SQLITE_NULL ? std::nullopt
+                                                              : std::optional<int64_t>(sqlite3_column_int64(s, c));
+            };
+            std::optional<int64_t> time;
+            if (opt(5) && opt(6))
+              time = *opt(6) - *opt(5);
+            return std::make_tuple(sqlite3_column_int64(s, 0), ColumnText(s, 1), opt(2), opt(3).value_or(0),
+                                   opt(4).value_or(-1), time);
+          },
+          0, &ignored);
   for (const auto& [op, unused] : ops) {
     const auto& [rowid, func, size, n_ranks, rank, time] = op;
     const int bucket = !size ? -1 : *size <= 0 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(*size));
@@ -442,9 +443,9 @@ std::string ReferenceNcclSum(const std::string& path) {
     }
   }
   Table table;
-  table.columns = Columns({"Collective", "Size Range", "Ranks", "Rank", "Count", "Total Time (ns)", "Avg (ns)",
-                           "Med (ns)", "Min (ns)", "Max (ns)", "Total Size (B)", "AlgBW (GB/s)", "BusBW (GB/s)",
-                           "Untimed", "Source"});
+  table.columns =
+      Columns({"Collective", "Size Range", "Ranks", "Rank", "Count", "Total Time (ns)", "Avg (ns)", "Med (ns)",
+               "Min (ns)", "Max (ns)", "Total Size (B)", "AlgBW (GB/s)", "BusBW (GB/s)", "Untimed", "Source"});
   for (auto& [key, entry] : groups) {
     const auto& [func, bucket, n_ranks] = key;
     old_nccl::AppendRow(func, bucket, n_ranks, "all", entry.first, &table);
@@ -463,8 +464,8 @@ TEST(LargeSummaries, NcclSumMatchesThePerRowReference) {
       "algBytes INTEGER, nRanks INTEGER, rank INTEGER, gpuStart INTEGER, gpuEnd INTEGER)");
   db.Exec("BEGIN");
   Lcg rng;
-  const std::vector<std::string> funcs = {"AllReduce", "AllGather", "Broadcast", "Send", "Recv", "ReduceScatter",
-                                          "CustomColl"};
+  const std::vector<std::string> funcs = {"AllReduce", "AllGather",     "Broadcast", "Send",
+                                          "Recv",      "ReduceScatter", "CustomColl"};
   auto maybe = [&rng](uint64_t null_one_in, int64_t value) {
     return rng.Next(null_one_in) == 0 ? std::string("NULL") : std::to_string(value);
   };
@@ -487,8 +488,8 @@ TEST(LargeSummaries, NcclSumMatchesThePerRowReference) {
   db.Exec("COMMIT");
   const std::string expected = ReferenceNcclSum(db.path());
   EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 300);  // many groups
-  EXPECT_NE(expected.find(",?,"), std::string::npos);                   // an unknown rank's row
-  EXPECT_NE(expected.find("unknown"), std::string::npos);               // an unknown size's bucket
+  EXPECT_NE(expected.find(",?,"), std::string::npos);                  // an unknown rank's row
+  EXPECT_NE(expected.find("unknown"), std::string::npos);              // an unknown size's bucket
   EXPECT_EQ(RunOk(db.path(), "nccl_sum"), expected);
 }
 

@@ -40,9 +40,9 @@ bool InsideCudaOrProfiler(const std::string& module) {
 // The texts of every call chain: (caller, Python caller, stack), each distinct triple once. Memory:
 // one index per chain id plus the distinct stacks; never a call.
 struct ChainTexts {
-  std::vector<std::array<std::string, 3>> texts;         // distinct (caller, python caller, stack)
-  std::unordered_map<std::string, int64_t> text_index;   // caller \0 python \0 stack -> texts index
-  std::unordered_map<int64_t, int64_t> chain_texts;      // chain id -> texts index
+  std::vector<std::array<std::string, 3>> texts;        // distinct (caller, python caller, stack)
+  std::unordered_map<std::string, int64_t> text_index;  // caller \0 python \0 stack -> texts index
+  std::unordered_map<int64_t, int64_t> chain_texts;     // chain id -> texts index
 };
 
 // One chain's frames, innermost first, as the report prints them.
@@ -148,8 +148,7 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
       chain.id = id;
     }
     const std::string_view module = frames.TextView(2);
-    const bool python =
-        frames.Int(3) != 0 || (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0);
+    const bool python = frames.Int(3) != 0 || (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0);
     chain.Add(frames.TextView(1), module, python);
   }
   if (chain.started)

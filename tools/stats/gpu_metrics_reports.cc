@@ -234,9 +234,9 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
     auto mn = metric_names.find(metric);
     table->rows.push_back({Cell::Text(kind == 0 ? "NVTX" : "Kernel"), Cell::Text(name),
                            Cell::Text(mn != metric_names.end() ? mn->second : std::to_string(metric)),
-                           Cell::Int(acc.instances), Cell::Int(acc.time),
-                           Cell::Int(acc.samples), Cell::Fixed(RoundDiv(acc.weighted * 100, acc.time), 2),
-                           Cell::Int(acc.min), Cell::Int(acc.max)});
+                           Cell::Int(acc.instances), Cell::Int(acc.time), Cell::Int(acc.samples),
+                           Cell::Fixed(RoundDiv(acc.weighted * 100, acc.time), 2), Cell::Int(acc.min),
+                           Cell::Int(acc.max)});
   }
   return gt::Status::Ok();
 }

@@ -146,7 +146,8 @@ void NvtxOpSql(sqlite3_context* context, int argc, sqlite3_value** argv) {
   const unsigned char* text = argc == 3 ? sqlite3_value_text(argv[0]) : nullptr;
   const std::string_view name =
       text == nullptr ? std::string_view()
-                      : std::string_view(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+                      : std::string_view(reinterpret_cast<const char*>(text),
+                                         static_cast<size_t>(sqlite3_value_bytes(argv[0])));
   int64_t multiplier = 0, num = 0, den = 0;
   if (name.substr(0, 4) != "nccl" || !Factors(std::string(name.substr(4)), 1, &multiplier, &num, &den)) {
     sqlite3_result_null(context);
@@ -193,12 +194,15 @@ void BucketSql(sqlite3_context* context, int argc, sqlite3_value** argv) {
 // Registers a report's SQL function for one report run and removes it again (user data on the stack).
 class ScopedFunction {
  public:
-  ScopedFunction(sqlite3* db, const char* name, int args, void* data, void (*function)(sqlite3_context*, int, sqlite3_value**))
+  using Function = void (*)(sqlite3_context*, int, sqlite3_value**);
+  ScopedFunction(sqlite3* db, const char* name, int args, void* data, Function function)
       : db_(db), name_(name), args_(args) {
     ok_ = sqlite3_create_function_v2(db_, name_, args_, SQLITE_UTF8 | SQLITE_DETERMINISTIC, data, function, nullptr,
                                      nullptr, nullptr) == SQLITE_OK;
   }
-  ~ScopedFunction() { sqlite3_create_function_v2(db_, name_, args_, SQLITE_UTF8, nullptr, nullptr, nullptr, nullptr, nullptr); }
+  ~ScopedFunction() {
+    sqlite3_create_function_v2(db_, name_, args_, SQLITE_UTF8, nullptr, nullptr, nullptr, nullptr, nullptr);
+  }
   ScopedFunction(const ScopedFunction&) = delete;
   ScopedFunction& operator=(const ScopedFunction&) = delete;
   bool ok() const { return ok_; }
