@@ -1,4 +1,4 @@
-// The *_sum reports on larger generated databases (thousands of rows, many names, repeated and odd
+// The *_sum reports and cuda_api_callers on larger generated databases (thousands of rows, many names, repeated and odd
 // values, NULL names, open ranges, unicode) against a reference that computes them as gtrace did
 // before the reports moved into SQLite (grouped_summary.h): every row loaded with its name into
 // std::map<name, std::vector<int64_t>> and summarised by Summarize/SortedSummaries. The two must print
@@ -7,66 +7,17 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
+#include "tests/stats/large_summary_util.h"
 #include "tests/stats/nsys_test_db.h"
 #include "tools/stats/statistics.h"
 #include "tools/stats/table.h"
 
 namespace gt::stats::testing {
 namespace {
-
-// Deterministic pseudo-random numbers (no <random> distribution differences between libraries).
-struct Lcg {
-  uint64_t state = 0x9E3779B97F4A7C15ull;
-  uint64_t Next(uint64_t bound) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return (state >> 33) % bound;
-  }
-};
-
-// Rows of `sql` (text key columns, then one integer value), as the old reports read them.
-template <typename Key, typename MakeKey>
-std::map<Key, std::vector<int64_t>> LoadGroups(const std::string& path,
-                                               const std::string& sql,
-                                               MakeKey make_key,
-                                               int value_column,
-                                               int64_t* grand_total) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  std::map<Key, std::vector<int64_t>> groups;
-  *grand_total = 0;
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    const int64_t value = sqlite3_column_int64(stmt, value_column);
-    groups[make_key(stmt)].push_back(value);
-    *grand_total += value;
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return groups;
-}
-
-std::string ColumnText(sqlite3_stmt* stmt, int column) {
-  const unsigned char* text = sqlite3_column_text(stmt, column);
-  return text == nullptr ? std::string()
-                         : std::string(reinterpret_cast<const char*>(text),
-                                       static_cast<size_t>(sqlite3_column_bytes(stmt, column)));
-}
-
-std::string Csv(const Table& table) {
-  std::ostringstream out;
-  WriteTable(table, Format::kCsv, out);
-  return out.str();
-}
-
-std::vector<Column> Columns(std::vector<const char*> names) {
-  std::vector<Column> columns;
-  for (const char* name : names)
-    columns.push_back(Column{name, Align::kRight});
-  return columns;
-}
 
 // The old nvtx_sum: LoadRanges + std::map<(name, style), durations>.
 std::string ReferenceNvtxSum(const std::string& path) {
@@ -268,6 +219,278 @@ TEST(LargeSummaries, MemorySumsMatchThePerRowReference) {
   EXPECT_EQ(RunOk(db.path(), "cuda_gpu_mem_time_sum"),
             ReferenceByName(db.path(), MemOpsSql("\"end\" - start"), false, "Count", "Operation"));
   EXPECT_EQ(RunOk(db.path(), "cuda_gpu_mem_size_sum"), ReferenceMemSizeSum(db.path()));
+}
+
+// The old cuda_api_callers: every chain's frames in a std::map, every call's duration in
+// std::map<(name, caller, python caller, stack), std::vector<int64_t>>.
+std::string ReferenceCudaApiCallers(const std::string& path) {
+  struct Frame {
+    std::string symbol, module;
+    bool python;
+  };
+  std::map<int64_t, std::vector<Frame>> chains;
+  {
+    int64_t ignored = 0;
+    auto rows = LoadGroups<std::tuple<int64_t, int64_t, std::string, std::string, bool>>(
+        path,
+        "SELECT c.id, coalesce(s.value, ''), coalesce(m.value, ''), c.originalIP IS NULL, c.stackDepth "
+        "FROM CUDA_CALLCHAINS AS c LEFT JOIN StringIds AS s ON s.id = c.symbol "
+        "LEFT JOIN StringIds AS m ON m.id = c.module",
+        [](sqlite3_stmt* s) {
+          return std::make_tuple(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 4), ColumnText(s, 1),
+                                 ColumnText(s, 2), sqlite3_column_int64(s, 3) != 0);
+        },
+        0, &ignored);
+    for (const auto& [key, unused] : rows) {  // (id, depth) ascending
+      const auto& [id, depth, symbol, module, original_ip_null] = key;
+      const bool python = original_ip_null || (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0);
+      chains[id].push_back({symbol, module, python});
+    }
+  }
+  auto inside = [](const std::string& module) {
+    const size_t slash = module.rfind('/');
+    const std::string base = slash == std::string::npos ? module : module.substr(slash + 1);
+    for (const char* prefix : {"libcuda.so", "libcudart.so", "libcupti.so", "libgtrace.so", "libcudart_static"}) {
+      if (base.rfind(prefix, 0) == 0)
+        return true;
+    }
+    return false;
+  };
+  int64_t grand_total = 0;
+  auto groups = LoadGroups<std::tuple<std::string, std::string, std::string, std::string>>(
+      path,
+      "SELECT coalesce(s.value, ''), r.callchainId, r.\"end\" - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+      "LEFT JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass = 67 AND r.callchainId IS NOT NULL",
+      [&](sqlite3_stmt* s) {
+        std::string caller, python_caller, stack;
+        const auto& frames = chains[sqlite3_column_int64(s, 1)];
+        for (const Frame& frame : frames) {
+          stack += (stack.empty() ? "" : " <- ") + frame.symbol;
+          if (caller.empty() && !inside(frame.module))
+            caller = frame.symbol;
+          if (python_caller.empty() && frame.python)
+            python_caller = frame.symbol;
+        }
+        if (caller.empty() && !frames.empty())
+          caller = frames.front().symbol;
+        return std::make_tuple(StripApiVersionSuffix(ColumnText(s, 0)), caller, python_caller, stack);
+      },
+      2, &grand_total);
+  Table table;
+  table.columns = Columns({"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Med (ns)", "Max (ns)", "Name",
+                           "Caller", "Python Caller", "Stack"});
+  for (const auto& [key, s] : SortedSummaries(&groups)) {
+    table.rows.push_back({Percent(s.total, grand_total), Cell::Int(s.total), Cell::Int(s.count), s.avg, s.median,
+                          Cell::Int(s.max), Cell::Text(std::get<0>(key)), Cell::Text(std::get<1>(key)),
+                          Cell::Text(std::get<2>(key)), Cell::Text(std::get<3>(key))});
+  }
+  return Csv(table);
+}
+
+TEST(LargeSummaries, CudaApiCallersMatchesThePerRowReference) {
+  TestDb db("large_callers");
+  db.Create({"CUPTI_ACTIVITY_KIND_RUNTIME"});
+  // nsys 3.25.0's CUDA_CALLCHAINS (tools/nsys/nsys_tables.cc).
+  db.Exec(
+      "CREATE TABLE CUDA_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, "
+      "unresolved INTEGER, originalIP INTEGER, stackDepth INTEGER NOT NULL, PRIMARY KEY (id, stackDepth))");
+  db.Exec("BEGIN");
+  Lcg rng;
+  const std::vector<std::string> symbols = {"cudaMalloc", "cuMemAlloc_v2", "main",  "train_step", "forward",
+                                            "",           "ünïcødé ✓",     "worker"};
+  const std::vector<std::string> modules = {
+      "/usr/lib/libcuda.so.1", "/opt/libcudart.so.12", "libgtrace.so", "/app/a.out", "/app/model.py", "libtorch.so"};
+  // 400 chain ids with 1..5 frames from small pools (many equal stacks under different ids); ids
+  // divisible by 37 have no frames (a call pointing there reads as an empty stack).
+  for (int id = 0; id < 400; ++id) {
+    if (id % 37 == 0)
+      continue;
+    const int depth = 1 + static_cast<int>(rng.Next(5));
+    for (int d = 0; d < depth; ++d) {
+      const int64_t symbol = db.StringId(symbols[rng.Next(symbols.size())]);
+      const int64_t module = db.StringId(modules[rng.Next(modules.size())]);
+      const std::string ip = rng.Next(6) == 0 ? "NULL" : std::to_string(4096 + d);
+      db.Exec("INSERT INTO CUDA_CALLCHAINS VALUES (" + std::to_string(id) + ", " + std::to_string(symbol) + ", " +
+              std::to_string(module) + ", 0, " + ip + ", " + std::to_string(d) + ")");
+    }
+  }
+  const std::vector<std::string> apis = {"cudaMalloc_v3020", "cudaMalloc", "cudaMemcpy_v3020", "cudaLaunchKernel_v7000",
+                                         "cuLaunchKernel"};
+  for (int i = 0; i < 15000; ++i) {
+    const int64_t start = i * 100;
+    const int64_t duration = static_cast<int64_t>(rng.Next(i % 3 == 0 ? 4 : 50000));
+    db.AddRuntime(start, start + duration, GlobalTid(100, 101), i, apis[rng.Next(apis.size())], 0,
+                  rng.Next(10) == 0 ? 0 : 67);
+  }
+  db.Exec(
+      "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET callchainId = CASE WHEN rowid % 53 = 0 THEN NULL "
+      "ELSE (rowid * 7919) % 410 END");
+  db.Exec("COMMIT");
+  const std::string expected = ReferenceCudaApiCallers(db.path());
+  EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 300);  // many groups
+  EXPECT_EQ(RunOk(db.path(), "cuda_api_callers"), expected);
+}
+
+// The old nccl_sum (plugin source): every operation loaded, std::map<(func, bucket, nRanks), ("all"
+// group, rank -> group)> with every GPU time in a vector, summarised by Summarize.
+namespace old_nccl {
+bool Factors(const std::string& func, int64_t n, int64_t* multiplier, int64_t* num, int64_t* den) {
+  if (n <= 0)
+    return false;
+  *multiplier = 1;
+  *num = 1;
+  *den = 1;
+  if (func == "AllReduce") {
+    *num = 2 * (n - 1);
+    *den = n;
+  } else if (func == "AllGather" || func == "ReduceScatter" || func == "AlltoAll" || func == "Gather" ||
+             func == "Scatter") {
+    *multiplier = n;
+    *num = n - 1;
+    *den = n;
+  } else if (func != "Broadcast" && func != "Reduce" && func != "Send" && func != "Recv") {
+    return false;
+  }
+  return true;
+}
+std::string BytesLabel(uint64_t v) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (u < 6 && v >= 1024 && v % 1024 == 0) {
+    v /= 1024;
+    ++u;
+  }
+  return std::to_string(v) + " " + kUnits[u];
+}
+std::string BucketLabel(int bucket) {
+  if (bucket < 0)
+    return "unknown";
+  if (bucket == 0)
+    return "0 B";
+  const std::string hi = bucket >= 64 ? "16 EiB" : BytesLabel(uint64_t{1} << bucket);
+  return "[" + BytesLabel(uint64_t{1} << (bucket - 1)) + ", " + hi + ")";
+}
+struct Group {
+  std::vector<int64_t> times;
+  int64_t total_size = 0;
+  bool size_known = true;
+  int64_t untimed = 0;
+};
+void AppendRow(const std::string& func, int bucket, int64_t n_ranks, const std::string& rank, Group& g, Table* table) {
+  std::vector<Cell> row = {Cell::Text(func), Cell::Text(BucketLabel(bucket)),
+                           n_ranks > 0 ? Cell::Int(n_ranks) : Cell::Null(), Cell::Text(rank),
+                           Cell::Int(static_cast<int64_t>(g.times.size()))};
+  if (!g.times.empty()) {
+    const Summary s = Summarize(&g.times);
+    row.insert(row.end(), {Cell::Int(s.total), s.avg, s.median, Cell::Int(s.min), Cell::Int(s.max)});
+    const bool sized = g.size_known && bucket >= 0;
+    row.push_back(sized ? Cell::Int(g.total_size) : Cell::Null());
+    int64_t multiplier = 0, num = 0, den = 0;
+    if (sized && s.total > 0) {
+      row.push_back(Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * 100, s.total), 2));
+      row.push_back(
+          Factors(func, n_ranks, &multiplier, &num, &den)
+              ? Cell::Fixed(
+                    RoundDiv(static_cast<__int128>(g.total_size) * num * 100, static_cast<__int128>(s.total) * den), 2)
+              : Cell::Null());
+    } else {
+      row.insert(row.end(), {Cell::Null(), Cell::Null()});
+    }
+  } else {
+    for (int i = 0; i < 8; ++i)
+      row.push_back(Cell::Null());
+  }
+  row.push_back(Cell::Int(g.untimed));
+  row.push_back(Cell::Text("plugin"));
+  table->rows.push_back(std::move(row));
+}
+}  // namespace old_nccl
+
+std::string ReferenceNcclSum(const std::string& path) {
+  using Key = std::tuple<std::string, int, int64_t>;
+  std::map<Key, std::pair<old_nccl::Group, std::map<int64_t, old_nccl::Group>>> groups;
+  int64_t ignored = 0;
+  // (row order, columns) of every operation; the value column is unused.
+  auto ops =
+      LoadGroups<std::tuple<int64_t, std::string, std::optional<int64_t>, int64_t, int64_t, std::optional<int64_t>>>(
+          path, "SELECT rowid, func, algBytes, nRanks, rank, gpuStart, gpuEnd FROM GTRACE_NCCL_OPERATIONS",
+          [](sqlite3_stmt* s) {
+            auto opt = [s](int c) {
+              return sqlite3_column_type(s, c) == SQLITE_NULL ? std::nullopt
+                                                              : std::optional<int64_t>(sqlite3_column_int64(s, c));
+            };
+            std::optional<int64_t> time;
+            if (opt(5) && opt(6))
+              time = *opt(6) - *opt(5);
+            return std::make_tuple(sqlite3_column_int64(s, 0), ColumnText(s, 1), opt(2), opt(3).value_or(0),
+                                   opt(4).value_or(-1), time);
+          },
+          0, &ignored);
+  for (const auto& [op, unused] : ops) {
+    const auto& [rowid, func, size, n_ranks, rank, time] = op;
+    const int bucket = !size ? -1 : *size <= 0 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(*size));
+    auto& entry = groups[{func, bucket, n_ranks}];
+    for (old_nccl::Group* g : {&entry.first, &entry.second[rank]}) {
+      if (!time) {
+        ++g->untimed;
+        continue;
+      }
+      g->times.push_back(*time);
+      if (size)
+        g->total_size += *size;
+      else
+        g->size_known = false;
+    }
+  }
+  Table table;
+  table.columns =
+      Columns({"Collective", "Size Range", "Ranks", "Rank", "Count", "Total Time (ns)", "Avg (ns)", "Med (ns)",
+               "Min (ns)", "Max (ns)", "Total Size (B)", "AlgBW (GB/s)", "BusBW (GB/s)", "Untimed", "Source"});
+  for (auto& [key, entry] : groups) {
+    const auto& [func, bucket, n_ranks] = key;
+    old_nccl::AppendRow(func, bucket, n_ranks, "all", entry.first, &table);
+    if (entry.second.size() < 2)
+      continue;
+    for (auto& [rank, g] : entry.second)
+      old_nccl::AppendRow(func, bucket, n_ranks, rank >= 0 ? std::to_string(rank) : "?", g, &table);
+  }
+  return Csv(table);
+}
+
+TEST(LargeSummaries, NcclSumMatchesThePerRowReference) {
+  TestDb db("large_nccl");
+  db.Exec(
+      "CREATE TABLE GTRACE_NCCL_OPERATIONS (globalPid INTEGER NOT NULL, eventId INTEGER NOT NULL, func TEXT NOT NULL, "
+      "algBytes INTEGER, nRanks INTEGER, rank INTEGER, gpuStart INTEGER, gpuEnd INTEGER)");
+  db.Exec("BEGIN");
+  Lcg rng;
+  const std::vector<std::string> funcs = {"AllReduce", "AllGather",     "Broadcast", "Send",
+                                          "Recv",      "ReduceScatter", "CustomColl"};
+  auto maybe = [&rng](uint64_t null_one_in, int64_t value) {
+    return rng.Next(null_one_in) == 0 ? std::string("NULL") : std::to_string(value);
+  };
+  for (int i = 0; i < 12000; ++i) {
+    const std::string func = funcs[rng.Next(funcs.size())];
+    // Sizes over many buckets, some 0, some unknown; ranks 0..3 of 2- or 4-rank communicators (one
+    // single-rank one), some unknown; durations with ties; some operations without GPU times.
+    const int64_t size = static_cast<int64_t>(rng.Next(4) == 0 ? rng.Next(3) : uint64_t{1} << rng.Next(30)) +
+                         static_cast<int64_t>(rng.Next(100));
+    const int64_t n_ranks = rng.Next(3) == 0 ? 2 : rng.Next(20) == 0 ? 1 : 4;
+    const int64_t rank = static_cast<int64_t>(rng.Next(static_cast<uint64_t>(n_ranks)));
+    const int64_t start = i * 1000;
+    const int64_t duration = static_cast<int64_t>(rng.Next(i % 2 == 0 ? 6 : 90000));
+    const bool timed = rng.Next(15) != 0;
+    db.Exec("INSERT INTO GTRACE_NCCL_OPERATIONS VALUES (" + std::to_string(1 + i % 3) + ", " + std::to_string(i) +
+            ", '" + func + "', " + maybe(25, size) + ", " + maybe(30, n_ranks) + ", " + maybe(30, rank) + ", " +
+            (timed ? std::to_string(start) : "NULL") + ", " + (timed ? std::to_string(start + duration) : "NULL") +
+            ")");
+  }
+  db.Exec("COMMIT");
+  const std::string expected = ReferenceNcclSum(db.path());
+  EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 300);  // many groups
+  EXPECT_NE(expected.find(",?,"), std::string::npos);                  // an unknown rank's row
+  EXPECT_NE(expected.find("unknown"), std::string::npos);              // an unknown size's bucket
+  EXPECT_EQ(RunOk(db.path(), "nccl_sum"), expected);
 }
 
 }  // namespace

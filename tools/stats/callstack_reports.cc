@@ -3,7 +3,8 @@
 // eventClass 67 and their CUDA_CALLCHAINS (written by `gtrace export` for --cudabacktrace, and by
 // nsys for its own --cudabacktrace). Rows group calls of the same API with the same stack, compared
 // by frame text (function, file:line, module), so equal call sites of different processes (and
-// different load addresses) are one row. Durations are those of the backtraced rows.
+// different load addresses) are one row. Durations are those of the backtraced rows. Memory: the
+// distinct chains' texts and one index per chain id; the calls are grouped in SQLite (SummarizeByKey).
 //
 // Columns: Time (%) (share of the listed calls' total), Total Time, Num Calls, Avg, Med, Max, Name (the
 // API, version suffix stripped), Caller (the innermost frame outside the CUDA libraries and the
@@ -11,9 +12,15 @@
 // Caller (the innermost Python frame, "FUNCTION at FILE:LINE", recorded with --python-backtrace=cuda;
 // a Python frame is a row whose module is a .py file or whose originalIP is NULL; empty when the
 // stack has none), Stack (every frame, innermost first, separated by " <- ").
-#include <map>
-#include <tuple>
+#include <sqlite3.h>
 
+#include <array>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/stats/grouped_summary.h"
 #include "tools/stats/reports.h"
 #include "tools/stats/statistics.h"
 
@@ -30,6 +37,83 @@ bool InsideCudaOrProfiler(const std::string& module) {
   return false;
 }
 
+// The texts of every call chain: (caller, Python caller, stack), each distinct triple once. Memory:
+// one index per chain id plus the distinct stacks; never a call.
+struct ChainTexts {
+  std::vector<std::array<std::string, 3>> texts;        // distinct (caller, python caller, stack)
+  std::unordered_map<std::string, int64_t> text_index;  // caller \0 python \0 stack -> texts index
+  std::unordered_map<int64_t, int64_t> chain_texts;     // chain id -> texts index
+};
+
+// One chain's frames, innermost first, as the report prints them.
+struct ChainBuilder {
+  bool started = false;
+  int64_t id = 0;
+  bool any_frame = false;
+  std::string first_symbol, caller, python_caller, stack;
+
+  void Add(std::string_view symbol, std::string_view module, bool python) {
+    if (!any_frame)
+      first_symbol.assign(symbol);
+    any_frame = true;
+    if (!stack.empty())
+      stack += " <- ";
+    stack += symbol;
+    if (caller.empty() && !InsideCudaOrProfiler(std::string(module)))
+      caller.assign(symbol);
+    if (python_caller.empty() && python)
+      python_caller.assign(symbol);
+  }
+  void FinishInto(ChainTexts* chains) {
+    if (caller.empty() && any_frame)
+      caller = first_symbol;
+    std::string lookup = caller;
+    lookup += '\0';
+    lookup += python_caller;
+    lookup += '\0';
+    lookup += stack;
+    auto [it, inserted] = chains->text_index.try_emplace(std::move(lookup), static_cast<int64_t>(chains->texts.size()));
+    if (inserted)
+      chains->texts.push_back({caller, python_caller, stack});
+    chains->chain_texts[id] = it->second;
+    *this = ChainBuilder();
+  }
+};
+
+// gt_chain_text(callchainId, part): part 0 caller, 1 Python caller, 2 stack; "" for a chain without
+// frames (as the old report read a missing chain). SQLite calls it on the report's thread.
+void ChainTextSql(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  const auto* chains = static_cast<const ChainTexts*>(sqlite3_user_data(context));
+  const int64_t part = argc == 2 ? sqlite3_value_int64(argv[1]) : -1;
+  auto it = chains->chain_texts.find(sqlite3_value_int64(argv[0]));
+  if (it == chains->chain_texts.end() || part < 0 || part > 2) {
+    sqlite3_result_text(context, "", 0, SQLITE_STATIC);
+    return;
+  }
+  const std::string& text = chains->texts[static_cast<size_t>(it->second)][static_cast<size_t>(part)];
+  sqlite3_result_text(context, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+}
+
+// Registers gt_chain_text for one report run and removes it again (its user data is on the stack).
+class ScopedChainTextFunction {
+ public:
+  ScopedChainTextFunction(sqlite3* db, const ChainTexts* chains) : db_(db) {
+    ok_ = sqlite3_create_function_v2(db_, "gt_chain_text", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                     const_cast<ChainTexts*>(chains), ChainTextSql, nullptr, nullptr,
+                                     nullptr) == SQLITE_OK;
+  }
+  ~ScopedChainTextFunction() {
+    sqlite3_create_function_v2(db_, "gt_chain_text", 2, SQLITE_UTF8, nullptr, nullptr, nullptr, nullptr, nullptr);
+  }
+  ScopedChainTextFunction(const ScopedChainTextFunction&) = delete;
+  ScopedChainTextFunction& operator=(const ScopedChainTextFunction&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  sqlite3* db_;
+  bool ok_ = false;
+};
+
 }  // namespace
 
 gt::Status BuildCudaApiCallers(Database& db, Table* table) {
@@ -38,12 +122,9 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
   if (!db.HasTable("CUDA_CALLCHAINS")) {
     return MissingTable(db, *table, "CUDA_CALLCHAINS", "record with --cudabacktrace (e.g. --cudabacktrace=all)");
   }
-  // Frames of every chain, in depth order.
-  struct FrameText {
-    std::string symbol, module;
-    bool python;
-  };
-  std::map<int64_t, std::vector<FrameText>> chains;  // id -> frames
+  // Pass over the frames, one chain at a time (ordered by id, depth): each chain's texts, interned,
+  // so equal stacks of different chains share one entry.
+  ChainTexts chains;
   Statement frames;
   gt::Status status = db.Prepare(
       "SELECT c.id, coalesce(s.value, ''), coalesce(m.value, ''), c.originalIP IS NULL FROM CUDA_CALLCHAINS AS c "
@@ -52,62 +133,53 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
       &frames);
   if (!status.ok())
     return status;
+  ChainBuilder chain;
   for (;;) {
     bool has_row = false;
     if (!(status = frames.Step(&has_row)).ok())
       return status;
     if (!has_row)
       break;
-    std::string module = frames.Text(2);
-    bool python = frames.Int(3) != 0 || (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0);
-    chains[frames.Int(0)].push_back({frames.Text(1), module, python});
+    const int64_t id = frames.Int(0);
+    if (chain.started && chain.id != id)
+      chain.FinishInto(&chains);
+    if (!chain.started) {
+      chain.started = true;
+      chain.id = id;
+    }
+    const std::string_view module = frames.TextView(2);
+    const bool python = frames.Int(3) != 0 || (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0);
+    chain.Add(frames.TextView(1), module, python);
   }
-  Statement calls;
-  status = db.Prepare(
-      "SELECT coalesce(s.value, ''), r.\"end\" - r.start, r.callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
-      "LEFT JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass = 67 AND r.callchainId IS NOT NULL",
-      &calls);
+  if (chain.started)
+    chain.FinishInto(&chains);
+
+  // The calls grouped by (API name, caller, Python caller, stack) in SQLite (grouped_summary.h), the
+  // chain texts looked up by gt_chain_text(callchainId, part).
+  ScopedChainTextFunction function(db.handle(), &chains);
+  if (!function.ok())
+    return gt::Status::Error(db.path() + ": cannot register gt_chain_text");
+  std::vector<KeyedSummary> groups;
+  int64_t grand_total = 0;
+  status = SummarizeByKey(db,
+                          "SELECT gt_strip_api_version(coalesce(s.value, '')) AS k0, "
+                          "gt_chain_text(r.callchainId, 0) AS k1, gt_chain_text(r.callchainId, 1) AS k2, "
+                          "gt_chain_text(r.callchainId, 2) AS k3, r.\"end\" - r.start AS v "
+                          "FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r LEFT JOIN StringIds AS s ON s.id = r.nameId "
+                          "WHERE r.eventClass = 67 AND r.callchainId IS NOT NULL",
+                          4, 1, 1, &groups, &grand_total);
   if (!status.ok())
     return status;
-  // (name, caller, python caller, stack) -> durations
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<int64_t>> groups;
-  std::map<int64_t, std::tuple<std::string, std::string, std::string>> text_of_chain;  // id -> (caller, python, stack)
-  int64_t grand_total = 0;
-  for (;;) {
-    bool has_row = false;
-    if (!(status = calls.Step(&has_row)).ok())
-      return status;
-    if (!has_row)
-      break;
-    int64_t chain = calls.Int(2);
-    auto t = text_of_chain.find(chain);
-    if (t == text_of_chain.end()) {
-      std::string caller, python_caller, stack;
-      const auto& f = chains[chain];
-      for (const FrameText& frame : f) {
-        stack += (stack.empty() ? "" : " <- ") + frame.symbol;
-        if (caller.empty() && !InsideCudaOrProfiler(frame.module))
-          caller = frame.symbol;
-        if (python_caller.empty() && frame.python)
-          python_caller = frame.symbol;
-      }
-      if (caller.empty() && !f.empty())
-        caller = f.front().symbol;
-      t = text_of_chain.emplace(chain, std::make_tuple(caller, python_caller, stack)).first;
-    }
-    const auto& [caller, python_caller, stack] = t->second;
-    groups[{StripApiVersionSuffix(calls.Text(0)), caller, python_caller, stack}].push_back(calls.Int(1));
-    grand_total += calls.Int(1);
-  }
   table->columns = {NumberColumn("Time (%)"),    NumberColumn("Total Time (ns)"),
                     NumberColumn("Num Calls"),   NumberColumn("Avg (ns)"),
                     NumberColumn("Med (ns)"),    NumberColumn("Max (ns)"),
                     TextColumn("Name"),          TextColumn("Caller"),
                     TextColumn("Python Caller"), TextColumn("Stack")};
-  for (const auto& [key, summary] : SortedSummaries(&groups)) {
+  for (const KeyedSummary& group : groups) {
+    const Summary& summary = group.summary;
     table->rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
-                           summary.avg, summary.median, Cell::Int(summary.max), Cell::Text(std::get<0>(key)),
-                           Cell::Text(std::get<1>(key)), Cell::Text(std::get<2>(key)), Cell::Text(std::get<3>(key))});
+                           summary.avg, summary.median, Cell::Int(summary.max), Cell::Text(group.key[0]),
+                           Cell::Text(group.key[1]), Cell::Text(group.key[2]), Cell::Text(group.key[3])});
   }
   return gt::Status::Ok();
 }

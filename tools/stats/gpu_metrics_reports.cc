@@ -13,6 +13,8 @@
 //    the range ends (that work is in the kernel rows).
 //  - average = sum(value x overlap) / sum(overlap), over every instance of the name and every GPU;
 //    values are GPU_METRICS's integers (percent, MHz, bytes/s: the unit is in the metric name).
+// Memory: every GPU_METRICS sample (per GPU, timestamp and metric) and one entry per (kind, name,
+// metric); NVTX ranges and kernels are attributed one at a time as they are read, never kept.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -42,7 +44,8 @@ struct Accum {
   int64_t time = 0;       // sum(overlap ns)
   int64_t samples = 0;
   int64_t min = INT64_MAX, max = INT64_MIN;
-  std::set<int64_t> instances;  // region ids that touched a sample
+  int64_t instances = 0;     // regions that touched a sample
+  int64_t last_region = -1;  // the last region counted: a region's samples are attributed together
 };
 
 struct Region {
@@ -125,7 +128,47 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
       return st;
   }
 
-  std::vector<Region> regions;
+  // Each region is attributed as it is read (never kept): its overlap with every sample of its GPUs.
+  std::map<std::tuple<int, std::string, int64_t>, Accum> groups;  // (kind, name, metricId)
+  auto attribute = [&](const Region& r) {
+    if (r.end <= r.start)
+      return;
+    for (int64_t type : r.types) {
+      auto found = gpus.find(type);
+      if (found == gpus.end())
+        continue;
+      const GpuSamples& g = found->second;
+      if (g.ts.size() < 2)
+        continue;
+      // First sample whose interval can end after the region starts.
+      size_t i = static_cast<size_t>(std::lower_bound(g.ts.begin(), g.ts.end(), r.start + 1) - g.ts.begin());
+      for (; i < g.ts.size(); ++i) {
+        const int64_t b = g.ts[i];
+        const int64_t a = i > 0 ? g.ts[i - 1] : g.ts[0] - (g.ts[1] - g.ts[0]);
+        if (a >= r.end)
+          break;
+        const int64_t overlap = std::min(b, r.end) - std::max(a, r.start);
+        if (overlap <= 0)
+          continue;
+        for (const auto& [metric, values] : g.values) {
+          const int64_t v = values[i];
+          if (v == kMissing)
+            continue;
+          Accum& acc = groups[{r.kind, r.name, metric}];
+          acc.weighted += static_cast<__int128>(v) * overlap;
+          acc.time += overlap;
+          ++acc.samples;
+          acc.min = std::min(acc.min, v);
+          acc.max = std::max(acc.max, v);
+          if (acc.last_region != r.id) {
+            ++acc.instances;
+            acc.last_region = r.id;
+          }
+        }
+      }
+    }
+  };
+
   int64_t next_id = 0;
   if (db.HasTable(kNvtxTable)) {
     st = Run(db,
@@ -159,7 +202,7 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
                      r.types.push_back(type);
                  }
                }
-               regions.push_back(std::move(r));
+               attribute(r);
              });
     if (!st.ok())
       return st;
@@ -177,44 +220,10 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
                const int64_t pid = (gpid >> 24) & kTidMask;
                auto it = device_is_gpu ? cuda_gpu.end() : cuda_gpu.find({pid, s.Int(3)});
                r.types = types_of_gpu(hw, it != cuda_gpu.end() ? it->second : s.Int(3));
-               regions.push_back(std::move(r));
+               attribute(r);
              });
     if (!st.ok())
       return st;
-  }
-
-  std::map<std::tuple<int, std::string, int64_t>, Accum> groups;  // (kind, name, metricId)
-  for (const Region& r : regions) {
-    if (r.end <= r.start)
-      continue;
-    for (int64_t type : r.types) {
-      const GpuSamples& g = gpus[type];
-      if (g.ts.size() < 2)
-        continue;
-      // First sample whose interval can end after the region starts.
-      size_t i = static_cast<size_t>(std::lower_bound(g.ts.begin(), g.ts.end(), r.start + 1) - g.ts.begin());
-      for (; i < g.ts.size(); ++i) {
-        const int64_t b = g.ts[i];
-        const int64_t a = i > 0 ? g.ts[i - 1] : g.ts[0] - (g.ts[1] - g.ts[0]);
-        if (a >= r.end)
-          break;
-        const int64_t overlap = std::min(b, r.end) - std::max(a, r.start);
-        if (overlap <= 0)
-          continue;
-        for (const auto& [metric, values] : g.values) {
-          const int64_t v = values[i];
-          if (v == kMissing)
-            continue;
-          Accum& acc = groups[{r.kind, r.name, metric}];
-          acc.weighted += static_cast<__int128>(v) * overlap;
-          acc.time += overlap;
-          ++acc.samples;
-          acc.min = std::min(acc.min, v);
-          acc.max = std::max(acc.max, v);
-          acc.instances.insert(r.id);
-        }
-      }
-    }
   }
 
   table->columns = {TextColumn("Kind"),        TextColumn("Name"),        TextColumn("Metric"),
@@ -225,9 +234,9 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
     auto mn = metric_names.find(metric);
     table->rows.push_back({Cell::Text(kind == 0 ? "NVTX" : "Kernel"), Cell::Text(name),
                            Cell::Text(mn != metric_names.end() ? mn->second : std::to_string(metric)),
-                           Cell::Int(static_cast<int64_t>(acc.instances.size())), Cell::Int(acc.time),
-                           Cell::Int(acc.samples), Cell::Fixed(RoundDiv(acc.weighted * 100, acc.time), 2),
-                           Cell::Int(acc.min), Cell::Int(acc.max)});
+                           Cell::Int(acc.instances), Cell::Int(acc.time), Cell::Int(acc.samples),
+                           Cell::Fixed(RoundDiv(acc.weighted * 100, acc.time), 2), Cell::Int(acc.min),
+                           Cell::Int(acc.max)});
   }
   return gt::Status::Ok();
 }

@@ -22,13 +22,19 @@
 // 2 decimals. Buckets: S in [2^k, 2^(k+1)) bytes. Rows: one "all" row per (collective, bucket,
 // communicator size), then one row per rank (the rank in the communicator) when more than one rank
 // contributed. Order: collective name, bucket, communicator size, "all" first then ranks ascending.
+// Memory: one entry per group (and per communicator for the NVTX source); the operations stay in
+// SQLite (GROUP BY for counts and sizes, SummarizeByKey for the time statistics).
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
-#include <tuple>
+#include <string_view>
+#include <vector>
 
+#include "tools/stats/grouped_summary.h"
 #include "tools/stats/reports.h"
 #include "tools/stats/statistics.h"
 
@@ -37,13 +43,6 @@ namespace {
 
 constexpr std::string_view kOperationsTable = "GTRACE_NCCL_OPERATIONS";
 
-struct Op {
-  std::string func;
-  std::optional<int64_t> size_bytes;  // nccl-tests S
-  int64_t n_ranks = 0;                // 0 = unknown
-  int64_t rank = -1;
-  std::optional<int64_t> time_ns;
-};
 
 // nccl-tests bus-bandwidth factor num/den and the size multiplier (the export computes S with the same
 // table: tools/export/nccl_model.cc NcclTestsFactors).
@@ -104,27 +103,12 @@ gt::Status Query(Database& db, const std::string& sql, const std::function<void(
   }
 }
 
-gt::Status LoadPluginOps(Database& db, std::vector<Op>* ops) {
-  return Query(db,
-               "SELECT func, algBytes, nRanks, rank, gpuStart, gpuEnd FROM GTRACE_NCCL_OPERATIONS "
-               "ORDER BY globalPid, eventId",
-               [ops](Statement& s) {
-                 Op o;
-                 o.func = s.Text(0);
-                 o.size_bytes = s.OptInt(1);
-                 o.n_ranks = s.IsNull(2) ? 0 : s.Int(2);
-                 o.rank = s.IsNull(3) ? -1 : s.Int(3);
-                 if (!s.IsNull(4) && !s.IsNull(5)) o.time_ns = s.Int(5) - s.Int(4);
-                 ops->push_back(o);
-               });
-}
-
-uint64_t U64At(const std::string& b, size_t at) {
+uint64_t U64At(std::string_view b, size_t at) {
   uint64_t v = 0;
   if (at + 8 <= b.size()) std::memcpy(&v, b.data() + at, 8);
   return v;
 }
-int32_t I32At(const std::string& b, size_t at) {
+int32_t I32At(std::string_view b, size_t at) {
   int32_t v = 0;
   if (at + 4 <= b.size()) std::memcpy(&v, b.data() + at, 4);
   return v;
@@ -137,85 +121,145 @@ bool IsCommInitLike(uint64_t sid) {  // CommInitRank, CommDestroy, CommAbort, In
          sid == kSchemaBase + 12 || sid == kSchemaBase + 19;
 }
 
-gt::Status LoadNvtxOps(Database& db, std::vector<Op>* ops) {
-  struct Range {
-    std::string name;
-    int64_t time;
-    std::string blob;
-  };
-  std::vector<Range> ranges;
+// The payload of a binaryData blob (after the 32-byte header) and its schema id.
+std::optional<std::string_view> Payload(std::string_view blob, uint64_t* sid) {
+  if (blob.size() < 32) return std::nullopt;
+  *sid = U64At(blob, 8);
+  uint64_t size = U64At(blob, 16), offset = U64At(blob, 24);
+  if (offset < 32 || offset > blob.size() || size > blob.size() - offset) return std::nullopt;
+  return blob.substr(offset, size);
+}
+
+std::string_view ValueBytes(sqlite3_value* value) {
+  const void* bytes = sqlite3_value_blob(value);
+  if (bytes == nullptr) return std::string_view();
+  return std::string_view(static_cast<const char*>(bytes), static_cast<size_t>(sqlite3_value_bytes(value)));
+}
+
+using Comms = std::map<uint64_t, std::pair<int64_t, int64_t>>;  // commId -> (nRanks, rank)
+
+// gt_nccl_nvtx(name, binaryData, part): one NCCL NVTX range as an operation; part 0 the collective
+// (NULL when the range is not a collective or send/recv), 1 the nccl-tests size S (NULL unknown),
+// 2 nRanks (0 unknown), 3 the rank (-1 unknown). User data: the Comms read from the ranges before.
+void NvtxOpSql(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  const auto* comms = static_cast<const Comms*>(sqlite3_user_data(context));
+  const unsigned char* text = argc == 3 ? sqlite3_value_text(argv[0]) : nullptr;
+  const std::string_view name =
+      text == nullptr ? std::string_view()
+                      : std::string_view(reinterpret_cast<const char*>(text),
+                                         static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+  int64_t multiplier = 0, num = 0, den = 0;
+  if (name.substr(0, 4) != "nccl" || !Factors(std::string(name.substr(4)), 1, &multiplier, &num, &den)) {
+    sqlite3_result_null(context);
+    return;
+  }
+  const std::string func(name.substr(4));
+  const int64_t part = sqlite3_value_int64(argv[2]);
+  if (part == 0) {
+    sqlite3_result_text(context, func.data(), static_cast<int>(func.size()), SQLITE_TRANSIENT);
+    return;
+  }
+  int64_t n_ranks = 0, rank = -1;
+  std::optional<int64_t> size_bytes;
+  uint64_t sid = 0;
+  if (auto p = Payload(ValueBytes(argv[1]), &sid); p && p->size() >= 16) {
+    auto comm = comms->find(U64At(*p, 0));
+    if (comm != comms->end()) {
+      n_ranks = comm->second.first;
+      rank = comm->second.second;
+    }
+    const int64_t message = static_cast<int64_t>(U64At(*p, 8));
+    if (n_ranks > 0 && Factors(func, n_ranks, &multiplier, &num, &den)) size_bytes = message * multiplier;
+  }
+  if (part == 1 && size_bytes) {
+    sqlite3_result_int64(context, *size_bytes);
+  } else if (part == 2) {
+    sqlite3_result_int64(context, n_ranks);
+  } else if (part == 3) {
+    sqlite3_result_int64(context, rank);
+  } else {
+    sqlite3_result_null(context);
+  }
+}
+
+// gt_nccl_bucket(S): Bucket() of a size, -1 for NULL.
+void BucketSql(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  if (argc != 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_int64(context, -1);
+    return;
+  }
+  sqlite3_result_int64(context, Bucket(sqlite3_value_int64(argv[0])));
+}
+
+// Registers a report's SQL function for one report run and removes it again (user data on the stack).
+class ScopedFunction {
+ public:
+  using Function = void (*)(sqlite3_context*, int, sqlite3_value**);
+  ScopedFunction(sqlite3* db, const char* name, int args, void* data, Function function)
+      : db_(db), name_(name), args_(args) {
+    ok_ = sqlite3_create_function_v2(db_, name_, args_, SQLITE_UTF8 | SQLITE_DETERMINISTIC, data, function, nullptr,
+                                     nullptr, nullptr) == SQLITE_OK;
+  }
+  ~ScopedFunction() {
+    sqlite3_create_function_v2(db_, name_, args_, SQLITE_UTF8, nullptr, nullptr, nullptr, nullptr, nullptr);
+  }
+  ScopedFunction(const ScopedFunction&) = delete;
+  ScopedFunction& operator=(const ScopedFunction&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  sqlite3* db_;
+  const char* name_;
+  int args_;
+  bool ok_ = false;
+};
+
+// NCCL's NVTX ranges (their name, host duration and payload) as SQL with columns n, t, b.
+std::string NvtxRangesSql(Database& db) {
   const bool blobs = db.HasColumn(kNvtxTable, "binaryData");
-  gt::Status status = Query(
-      db,
-      std::string("WITH d AS (SELECT DISTINCT domainId, globalTid >> 24 AS p FROM NVTX_EVENTS "
-                  "WHERE eventType = 75 AND text = 'NCCL') "
-                  "SELECT coalesce(e.text, s.value), e.\"end\" - e.start, ") +
-          (blobs ? "e.binaryData" : "NULL") +
-          " FROM NVTX_EVENTS AS e JOIN d ON d.domainId = e.domainId AND d.p = (e.globalTid >> 24) "
-          "LEFT JOIN StringIds AS s ON s.id = e.textId WHERE e.eventType IN (59, 60) AND e.\"end\" IS NOT NULL "
-          "ORDER BY e.globalTid, e.start",
-      [&ranges](Statement& s) { ranges.push_back({s.Text(0), s.Int(1), s.Text(2)}); });
-  if (!status.ok()) return status;
-  std::map<uint64_t, std::pair<int64_t, int64_t>> comms;  // commId -> (nRanks, rank)
-  auto payload = [](const std::string& blob, uint64_t* sid) -> std::optional<std::string> {
-    if (blob.size() < 32) return std::nullopt;
-    *sid = U64At(blob, 8);
-    uint64_t size = U64At(blob, 16), offset = U64At(blob, 24);
-    if (offset < 32 || offset > blob.size() || size > blob.size() - offset) return std::nullopt;
-    return blob.substr(offset, size);
-  };
-  for (const Range& r : ranges) {
+  return std::string("WITH d AS (SELECT DISTINCT domainId, globalTid >> 24 AS p FROM NVTX_EVENTS "
+                     "WHERE eventType = 75 AND text = 'NCCL') "
+                     "SELECT coalesce(e.text, s.value) AS n, e.\"end\" - e.start AS t, ") +
+         (blobs ? "e.binaryData" : "NULL") +
+         " AS b FROM NVTX_EVENTS AS e JOIN d ON d.domainId = e.domainId AND d.p = (e.globalTid >> 24) "
+         "LEFT JOIN StringIds AS s ON s.id = e.textId WHERE e.eventType IN (59, 60) AND e.\"end\" IS NOT NULL "
+         "ORDER BY e.globalTid, e.start";
+}
+
+// The communicators described by NCCL's NVTX payloads (commInit-like ranges), in range order so a
+// later description of the same commId wins. Memory: one entry per communicator.
+gt::Status LoadNvtxComms(Database& db, Comms* comms) {
+  return Query(db, "SELECT b FROM (" + NvtxRangesSql(db) + ")", [comms](Statement& s) {
+    const std::string_view blob = s.TextView(0);
     uint64_t sid = 0;
-    if (auto p = payload(r.blob, &sid); p && IsCommInitLike(sid) && p->size() >= 16) {
-      comms[U64At(*p, 0)] = {I32At(*p, 8), I32At(*p, 12)};
+    if (auto p = Payload(blob, &sid); p && IsCommInitLike(sid) && p->size() >= 16) {
+      (*comms)[U64At(*p, 0)] = {I32At(*p, 8), I32At(*p, 12)};
     }
-  }
-  for (const Range& r : ranges) {
-    if (r.name.rfind("nccl", 0) != 0) continue;
-    Op o;
-    o.func = r.name.substr(4);
-    int64_t multiplier = 0, num = 0, den = 0;
-    if (!Factors(o.func, 1, &multiplier, &num, &den)) continue;  // not a collective or send/recv
-    o.time_ns = r.time;
-    uint64_t sid = 0;
-    if (auto p = payload(r.blob, &sid); p && p->size() >= 16) {
-      auto comm = comms.find(U64At(*p, 0));
-      if (comm != comms.end()) {
-        o.n_ranks = comm->second.first;
-        o.rank = comm->second.second;
-      }
-      int64_t message = static_cast<int64_t>(U64At(*p, 8));
-      if (o.n_ranks > 0 && Factors(o.func, o.n_ranks, &multiplier, &num, &den)) o.size_bytes = message * multiplier;
-    }
-    ops->push_back(o);
-  }
-  return gt::Status::Ok();
+  });
 }
 
 struct Group {
-  std::vector<int64_t> times;
+  int64_t timed = 0;
   int64_t total_size = 0;
   bool size_known = true;
   int64_t untimed = 0;
 };
 
-void AppendRow(const std::string& func, int bucket, int64_t n_ranks, const std::string& rank, Group& g,
-               const std::string& source, Table* table) {
+void AppendRow(const std::string& func, int bucket, int64_t n_ranks, const std::string& rank, const Group& g,
+               const Summary* s, const std::string& source, Table* table) {
   std::vector<Cell> row = {Cell::Text(func), Cell::Text(BucketLabel(bucket)),
                            n_ranks > 0 ? Cell::Int(n_ranks) : Cell::Null(), Cell::Text(rank)};
-  int64_t count = static_cast<int64_t>(g.times.size());
-  row.push_back(Cell::Int(count));
-  if (count > 0) {
-    Summary s = Summarize(&g.times);
-    row.insert(row.end(), {Cell::Int(s.total), s.avg, s.median, Cell::Int(s.min), Cell::Int(s.max)});
+  row.push_back(Cell::Int(g.timed));
+  if (g.timed > 0 && s != nullptr) {
+    row.insert(row.end(), {Cell::Int(s->total), s->avg, s->median, Cell::Int(s->min), Cell::Int(s->max)});
     int64_t multiplier = 0, num = 0, den = 0;
     bool sized = g.size_known && bucket >= 0;
     row.push_back(sized ? Cell::Int(g.total_size) : Cell::Null());
-    if (sized && s.total > 0) {
-      row.push_back(Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * 100, s.total), 2));
+    if (sized && s->total > 0) {
+      row.push_back(Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * 100, s->total), 2));
       if (Factors(func, n_ranks, &multiplier, &num, &den)) {
         row.push_back(Cell::Fixed(RoundDiv(static_cast<__int128>(g.total_size) * num * 100,
-                                           static_cast<__int128>(s.total) * den),
+                                           static_cast<__int128>(s->total) * den),
                                   2));
       } else {
         row.push_back(Cell::Null());
@@ -234,53 +278,101 @@ void AppendRow(const std::string& func, int bucket, int64_t n_ranks, const std::
 }  // namespace
 
 gt::Status BuildNcclSum(Database& db, Table* table) {
-  std::vector<Op> ops;
+  // The operations as SQL (func, size, n_ranks, rank, time), from the plugin's table or NCCL's NVTX
+  // ranges; nothing is loaded per operation.
+  std::string ops_sql;
   std::string source;
+  Comms comms;
   gt::Status status;
+  bool plugin_ops = false;
   if (db.HasTable(kOperationsTable)) {
     source = "plugin";
-    status = LoadPluginOps(db, &ops);
+    status = Query(db, "SELECT EXISTS (SELECT 1 FROM GTRACE_NCCL_OPERATIONS)",
+                   [&plugin_ops](Statement& s) { plugin_ops = s.Int(0) != 0; });
     if (!status.ok()) return status;
+    ops_sql =
+        "SELECT CAST(coalesce(func, '') AS TEXT) AS func, algBytes AS size, coalesce(nRanks, 0) AS n_ranks, "
+        "coalesce(rank, -1) AS rank, CASE WHEN gpuStart IS NOT NULL AND gpuEnd IS NOT NULL THEN gpuEnd - gpuStart "
+        "END AS time FROM GTRACE_NCCL_OPERATIONS";
   }
-  if (ops.empty() && db.HasTable(kNvtxTable)) {
+  if (!plugin_ops && db.HasTable(kNvtxTable)) {
     // No plugin operations (not traced, or a single-rank communicator: NCCL runs those as copies
     // without profiler events): NCCL's own NVTX ranges, if any.
     source = "nvtx";
-    status = LoadNvtxOps(db, &ops);
+    status = LoadNvtxComms(db, &comms);
+    if (!status.ok()) return status;
+    ops_sql = "SELECT * FROM (SELECT gt_nccl_nvtx(n, b, 0) AS func, gt_nccl_nvtx(n, b, 1) AS size, "
+              "gt_nccl_nvtx(n, b, 2) AS n_ranks, gt_nccl_nvtx(n, b, 3) AS rank, t AS time FROM (" +
+              NvtxRangesSql(db) + ")) WHERE func IS NOT NULL";
   } else if (!db.HasTable(kOperationsTable)) {
     return MissingTable(db, *table, "GTRACE_NCCL_OPERATIONS or NVTX_EVENTS", "was NCCL traced (-t nccl or nvtx)?");
   }
+  ScopedFunction nvtx_function(db.handle(), "gt_nccl_nvtx", 3, &comms, NvtxOpSql);
+  ScopedFunction bucket_function(db.handle(), "gt_nccl_bucket", 1, nullptr, BucketSql);
+  if (!nvtx_function.ok() || !bucket_function.ok())
+    return gt::Status::Error(db.path() + ": cannot register the nccl_sum SQL functions");
+  // Every operation twice: in its "all" group (per_rank 0) and in its rank's group (per_rank 1).
+  const std::string grouped_sql =
+      "SELECT func, gt_nccl_bucket(size) AS bucket, n_ranks, 0 AS per_rank, -1 AS rank, size, time FROM (" + ops_sql +
+      ") UNION ALL SELECT func, gt_nccl_bucket(size), n_ranks, 1, rank, size, time FROM (" + ops_sql + ")";
+
+  // Per group (memory per group): counts and sizes in SQLite's GROUP BY, in the report's row order
+  // (collective, bucket, communicator size, "all" first, ranks ascending).
+  struct GroupRow {
+    std::string func;
+    int bucket;
+    int64_t n_ranks, per_rank, rank;
+    Group group;
+  };
+  std::vector<GroupRow> group_rows;
+  status = Query(db,
+                 "SELECT func, bucket, n_ranks, per_rank, rank, count(time), sum(time IS NULL), "
+                 "coalesce(sum(CASE WHEN time IS NOT NULL THEN size END), 0), "
+                 "coalesce(min(CASE WHEN time IS NOT NULL THEN size IS NOT NULL END), 1) FROM (" +
+                     grouped_sql +
+                     ") GROUP BY func, bucket, n_ranks, per_rank, rank "
+                     "ORDER BY func, bucket, n_ranks, per_rank, rank",
+                 [&group_rows](Statement& s) {
+                   GroupRow r{s.Text(0), static_cast<int>(s.Int(1)), s.Int(2), s.Int(3), s.Int(4), {}};
+                   r.group.timed = s.Int(5);
+                   r.group.untimed = s.Int(6);
+                   r.group.total_size = s.Int(7);
+                   r.group.size_known = s.Int(8) != 0;
+                   group_rows.push_back(std::move(r));
+                 });
   if (!status.ok()) return status;
-  // (func, bucket, nRanks) -> "all" group and per-rank groups.
-  using Key = std::tuple<std::string, int, int64_t>;
-  std::map<Key, std::pair<Group, std::map<int64_t, Group>>> groups;
-  for (const Op& o : ops) {
-    auto& entry = groups[{o.func, Bucket(o.size_bytes), o.n_ranks}];
-    for (Group* g : {&entry.first, &entry.second[o.rank]}) {
-      if (!o.time_ns) {
-        ++g->untimed;
-        continue;
-      }
-      g->times.push_back(*o.time_ns);
-      if (o.size_bytes) {
-        g->total_size += *o.size_bytes;
-      } else {
-        g->size_known = false;
-      }
-    }
-  }
+  // The GPU-time statistics of the timed operations, per group, in bounded memory (grouped_summary.h).
+  std::vector<KeyedSummary> summaries;
+  status = SummarizeByKey(db,
+                          "SELECT func AS k0, bucket AS k1, n_ranks AS k2, per_rank || ':' || rank AS k3, time AS v "
+                          "FROM (" + grouped_sql + ") WHERE time IS NOT NULL",
+                          4, 1, 1, &summaries);
+  if (!status.ok()) return status;
+  std::map<std::vector<std::string>, Summary> summary_of;
+  for (KeyedSummary& k : summaries) summary_of.emplace(std::move(k.key), k.summary);
+
   table->columns = {TextColumn("Collective"),   TextColumn("Size Range"),    NumberColumn("Ranks"),
                     TextColumn("Rank"),         NumberColumn("Count"),       NumberColumn("Total Time (ns)"),
                     NumberColumn("Avg (ns)"),   NumberColumn("Med (ns)"),    NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"),   NumberColumn("Total Size (B)"), NumberColumn("AlgBW (GB/s)"),
                     NumberColumn("BusBW (GB/s)"), NumberColumn("Untimed"),   TextColumn("Source")};
-  for (auto& [key, entry] : groups) {
-    const auto& [func, bucket, n_ranks] = key;
-    AppendRow(func, bucket, n_ranks, "all", entry.first, source, table);
-    if (entry.second.size() < 2) continue;
-    for (auto& [rank, g] : entry.second) {
-      AppendRow(func, bucket, n_ranks, rank >= 0 ? std::to_string(rank) : "?", g, source, table);
+  for (size_t i = 0; i < group_rows.size();) {
+    // One (collective, bucket, communicator size): its "all" row, then its rank rows when more than one.
+    size_t end = i + 1;
+    while (end < group_rows.size() && group_rows[end].func == group_rows[i].func &&
+           group_rows[end].bucket == group_rows[i].bucket && group_rows[end].n_ranks == group_rows[i].n_ranks)
+      ++end;
+    const bool by_rank = end - i > 2;  // the "all" row and at least two ranks
+    for (size_t j = i; j < end; ++j) {
+      const GroupRow& r = group_rows[j];
+      if (r.per_rank != 0 && !by_rank) continue;
+      auto s = summary_of.find({r.func, std::to_string(r.bucket), std::to_string(r.n_ranks),
+                                std::to_string(r.per_rank) + ":" + std::to_string(r.rank)});
+      const std::string rank = r.per_rank == 0 ? "all" : r.rank >= 0 ? std::to_string(r.rank) : "?";
+      AppendRow(r.func, r.bucket, r.n_ranks, rank, r.group, s != summary_of.end() ? &s->second : nullptr, source,
+                table);
     }
+    i = end;
   }
   return gt::Status::Ok();
 }
