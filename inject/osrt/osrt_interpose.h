@@ -19,7 +19,7 @@
     if (__builtin_expect(real == nullptr, 0)) {                                                     \
       __VA_ARGS__;                                                                                  \
     }                                                                                               \
-    return ::gt::osrt::Traced(::gt::osrt::kFn_##name, [&] { return real ARGS; });                   \
+    return ::gt::osrt::Traced(::gt::osrt::kFn_##name, [&]() GT_OSRT_NO_ASAN { return real ARGS; });  \
   }
 
 // Fallbacks.

@@ -43,10 +43,12 @@ TEST_P(CudaStreamClock, KernelsLandInsideTheirNvtxRanges) {
                     "ON n.start <= k.start AND k.end <= n.end GROUP BY k.correlationId ORDER BY k.start"),
             (Rows{"warmup|warmup", "k1|train", "k2|train>inner", "k3|train", "k4|train"}));
   // Kernel durations: 1000 ns on the fake GPU, back in ns after the tick conversion (±2 ns of
-  // rounding through ticks); the launch API call brackets its kernel.
+  // rounding through ticks); each kernel starts after its launch call did (one timeline). Not "ends
+  // before the call returns": the fake leaves 3 us between entering the call and the kernel's end,
+  // which ASan's slower callbacks exceed.
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE end - start BETWEEN 998 AND 1002"), 5);
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME a "
-                   "ON a.correlationId = k.correlationId WHERE a.start <= k.start AND k.end <= a.end"),
+                   "ON a.correlationId = k.correlationId WHERE a.start <= k.start"),
             5);
 }
 

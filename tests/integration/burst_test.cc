@@ -30,6 +30,11 @@ std::vector<std::string> GtraceLines(const std::string& err) {
 }
 
 TEST(Burst, TwoMillionPairsAtDefaultSettingsKeepEveryRecord) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // A throughput property: under a sanitizer the drain thread is several times slower than the
+  // producer (ASan dropped 27 % here), so "default settings keep everything" is not what it tests.
+  GTEST_SKIP() << "throughput test; not meaningful in a sanitizer build";
+#endif
   TempDir dir;
   RunOptions o = test::TracedRun(dir);
   o.timeout_s = 120;
