@@ -60,7 +60,9 @@ TEST(Burst, ForcedDropPrintsOneLineAtExitAndExportsTheCount) {
   RunOptions o = test::TracedRun(dir);
   o.env["GTRACE_BUFFER_MB"] = "1";
   o.env["GTRACE_THREAD_BUFFER_KB"] = "16";
-  RunResult r = RunProgram({test::SamplePath("nvtx_burst"), "--pairs", "200000", "--threads", "1"}, o);
+  // 2 M pairs into at most 1 MiB of rings: the drain thread cannot keep up for that long, even when
+  // a sanitizer slows the producer (200 k pairs once went through without a drop under ASan).
+  RunResult r = RunProgram({test::SamplePath("nvtx_burst"), "--pairs", "2000000", "--threads", "1"}, o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines = GtraceLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
@@ -70,7 +72,7 @@ TEST(Burst, ForcedDropPrintsOneLineAtExitAndExportsTheCount) {
       "GTRACE_BUFFER_MB=([0-9]+) \\(gtrace profile --buffer-mb=[0-9]+; now 1\\) would have kept them");
   ASSERT_TRUE(std::regex_match(lines[0], m, line_re)) << lines[0];
   uint64_t dropped = std::stoull(m[1]), total = std::stoull(m[2]);
-  EXPECT_EQ(total, 400000u);  // every push and pop is kept or counted
+  EXPECT_EQ(total, 4000000u);  // every push and pop is kept or counted
   EXPECT_GT(dropped, 0u);
   EXPECT_EQ(std::stoull(m[3]), dropped);
   EXPECT_GT(std::stoull(m[4]), 1u);
@@ -91,10 +93,12 @@ TEST(Burst, ForcedDropPrintsOneLineAtExitAndExportsTheCount) {
     sum += std::stoull(rm[1]);
   }
   EXPECT_EQ(sum, dropped);
-  // What was kept is in NVTX_EVENTS: each kept push is a range (a pop without its push adds none).
+  // What was kept is in NVTX_EVENTS: each range needs its push kept (a pop without its push adds
+  // none; a kept push whose pop was dropped may still become a range, so kept/2 is not a bound).
   int64_t ranges = db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59").value_or(-1);
   EXPECT_GT(ranges, 0);
-  EXPECT_LE(static_cast<uint64_t>(ranges), (total - dropped + 1) / 2 + 1);
+  EXPECT_LE(static_cast<uint64_t>(ranges), total - dropped);
+  EXPECT_LE(static_cast<uint64_t>(ranges), total / 2);
 }
 
 }  // namespace
