@@ -73,6 +73,35 @@ std::string StemOf(std::string in) {
 
 // --type perfetto|kineto-json|paraver: from one database, or from streams through a temporary
 // database next to the output (removed afterwards).
+// Streams -> the temporary database so.output (overwritten: it is ours): several streams are converted in
+// parallel and clock-aligned as by `gtrace export` (multi_export.h). Prints warnings; on failure
+// prints the error, removes the partial file and returns 1.
+int ExportToTempDb(exporter::ExportOptions* so) {
+  so->force = true;
+  Status st;
+  std::vector<std::string> warnings;
+  if (so->inputs.size() > 1) {
+    exporter::MultiExportOptions mo;
+    mo.inputs = so->inputs;
+    mo.output = so->output;
+    mo.force = true;
+    exporter::MultiExportResult mr;
+    st = exporter::ExportMany(mo, &mr);
+    warnings = mr.warnings;
+  } else {
+    exporter::ExportResult sr;
+    st = exporter::ExportSqlite(*so, &sr);
+    warnings = sr.warnings;
+  }
+  if (!st.ok()) {
+    std::cerr << "gtrace: export: " << st.message() << "\n";
+    std::remove(so->output.c_str());
+    return 1;
+  }
+  for (const std::string& w : warnings) std::cerr << "gtrace: warning: " << w << "\n";
+  return 0;
+}
+
 int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOptions& o,
                     const std::vector<std::string>& given) {
   gt::viewers::ViewerOptions v;
@@ -119,28 +148,7 @@ int RunViewerExport(gt::viewers::ViewerFormat format, const exporter::ExportOpti
     }
     temp_db = v.output + ".gtrace-tmp-" + std::to_string(getpid()) + ".sqlite";
     so.output = temp_db;
-    so.force = true;
-    // Several streams: converted in parallel and clock-aligned like `gtrace export` (multi_export.h).
-    std::vector<std::string> warnings;
-    if (so.inputs.size() > 1) {
-      exporter::MultiExportOptions mo;
-      mo.inputs = so.inputs;
-      mo.output = so.output;
-      mo.force = true;
-      exporter::MultiExportResult mr;
-      st = exporter::ExportMany(mo, &mr);
-      warnings = mr.warnings;
-    } else {
-      exporter::ExportResult sr;
-      st = exporter::ExportSqlite(so, &sr);
-      warnings = sr.warnings;
-    }
-    if (!st.ok()) {
-      std::cerr << "gtrace: export: " << st.message() << "\n";
-      std::remove(temp_db.c_str());
-      return 1;
-    }
-    for (const std::string& w : warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    if (ExportToTempDb(&so) != 0) return 1;
     v.database = temp_db;
   }
   gt::viewers::ViewerResult result;
@@ -207,27 +215,7 @@ int RunParquetExport(const exporter::ExportOptions& o, const ParquetOptions& q, 
     while (base.size() > 1 && base.back() == '/') base.pop_back();
     temp_db = base + ".gtrace-tmp-" + std::to_string(getpid()) + ".sqlite";
     so.output = temp_db;
-    so.force = true;
-    std::vector<std::string> warnings;
-    if (so.inputs.size() > 1) {
-      exporter::MultiExportOptions mo;
-      mo.inputs = so.inputs;
-      mo.output = so.output;
-      mo.force = true;
-      exporter::MultiExportResult mr;
-      st = exporter::ExportMany(mo, &mr);
-      warnings = mr.warnings;
-    } else {
-      exporter::ExportResult sr;
-      st = exporter::ExportSqlite(so, &sr);
-      warnings = sr.warnings;
-    }
-    if (!st.ok()) {
-      std::cerr << "gtrace: export: " << st.message() << "\n";
-      std::remove(temp_db.c_str());
-      return 1;
-    }
-    for (const std::string& w : warnings) std::cerr << "gtrace: warning: " << w << "\n";
+    if (ExportToTempDb(&so) != 0) return 1;
     databases.push_back(temp_db);
   }
   std::vector<std::string> args = {"convert", "-o", out};
