@@ -27,7 +27,7 @@ namespace gt::rawcap {
 
 class MetricsCapture {
  public:
-  static constexpr uint64_t kMaxFileBytes = 16ull << 20;
+  static constexpr uint64_t kMaxFileBytes = 2ull << 20;  // "well under 5 MiB per GPU kind" (issue 12)
 
   // The capture of this process, or nullptr (off, not started, or failed).
   static MetricsCapture* Instance();
