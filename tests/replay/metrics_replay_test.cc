@@ -329,6 +329,27 @@ struct RealHost {
   }
 };
 
+// What the replay of a real image relies on, checked on this CPU-only machine (no driver, no GPU):
+// the toolkit libcupti's Profiler Host API initializes for a real chip, accepts the metrics and runs
+// its evaluator, which refuses bytes that are not a counter-data image rather than misreading them.
+// (cuptiPmSamplingGetCounterDataInfo, by contrast, crashed on an all-zero buffer when probed: the
+// replay answers it from the capture and never calls it.)
+TEST(RealMetricsCapture, HostApiEvaluatesWithoutAGpu) {
+  if (std::string(GT_CUPTI_LIBRARY).empty())
+    GTEST_SKIP() << "no toolkit libcupti";
+  void* lib = dlopen(GT_CUPTI_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  for (CUpti_ProfilerType type : {CUPTI_PROFILER_TYPE_PM_SAMPLING, CUPTI_PROFILER_TYPE_RANGE_PROFILER}) {
+    RealHost host{lib};
+    const std::vector<std::string> metric_names = {"gr__cycles_active.avg", "dram__bytes_read.sum"};
+    std::vector<const char*> names;  // points into metric_names
+    ASSERT_TRUE(host.Init("GH100", type, {}, metric_names, &names)) << host.why;
+    std::vector<double> values;
+    EXPECT_EQ(host.Evaluate(std::vector<uint8_t>(4096, 0), 0, names, &values), CUPTI_ERROR_INVALID_PARAMETER);
+  }
+  dlclose(lib);
+}
+
 TEST(RealMetricsCapture, NvidiaImagesEvaluateOnTheCpuAsOnTheGpuAndReplayIntoRows) {
   std::vector<std::string> captures = RealMetricsCaptures();
   if (captures.empty()) {
@@ -343,8 +364,7 @@ TEST(RealMetricsCapture, NvidiaImagesEvaluateOnTheCpuAsOnTheGpuAndReplayIntoRows
     fake::MetricsCaptureFile c;
     std::string error;
     ASSERT_TRUE(fake::ReadMetricsCapture(path, &c, &error)) << error;
-    EXPECT_TRUE(c.file.has_end);
-    EXPECT_EQ(c.file.end.buffers_dropped, 0u);
+    EXPECT_TRUE(c.file.has_end);  // (images past the 2 MiB bound are not in it: the replay uses those that are)
     ASSERT_FALSE(c.pm_configs.empty() && c.range_configs.empty()) << "a capture without a set-up";
     void* lib = dlopen(GT_CUPTI_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(lib, nullptr) << dlerror();
