@@ -246,6 +246,81 @@ TEST(FakeMetricsCaptureRoundTrip, OffByDefaultAndAnUnusableDirectoryIsOneLine) {
   EXPECT_EQ(db.Int("SELECT count(*) FROM GPU_METRICS"), 280);  // GPU metrics went on
 }
 
+// The capture with its PM set-up's counter-availability image removed (availability_bytes 0): the
+// real host API crashed (SIGSEGV in libnvperf_host) when given the fake's 8-byte stand-in.
+std::string WithoutAvailability(const std::string& path, const std::string& out_path) {
+  std::string bytes = ReadFile(path);
+  std::string out = bytes.substr(0, rc::kCaptureHeaderBytes);
+  size_t pos = rc::kCaptureHeaderBytes;
+  while (pos + rc::kFrameHeaderBytes <= bytes.size()) {
+    uint32_t type = 0, size = 0;
+    std::memcpy(&type, bytes.data() + pos, 4);
+    std::memcpy(&size, bytes.data() + pos + 4, 4);
+    std::string head = bytes.substr(pos, rc::kFrameHeaderBytes);
+    std::string body = bytes.substr(pos + rc::kFrameHeaderBytes, size);
+    pos += rc::kFrameHeaderBytes + size;
+    if (type == rc::kFrameMetricsPmConfig) {
+      rc::MetricsPmConfig h;
+      std::memcpy(&h, body.data(), sizeof(h));
+      body.resize(body.size() - h.availability_bytes);
+      h.availability_bytes = 0;
+      std::memcpy(&body[0], &h, sizeof(h));
+      uint32_t new_size = static_cast<uint32_t>(body.size());
+      std::memcpy(&head[4], &new_size, 4);
+    }
+    out += head + body;
+  }
+  WriteFile(out_path, out);
+  return out_path;
+}
+
+// The replay's real-host mode on a capture the fake made for chip GH100: gtrace's metric selection
+// runs in NVIDIA's host API (it picks GH100's own candidates, not the fake's), and NVIDIA's evaluator
+// refuses every fake image (counted as decode errors; no sample is misread into a row).
+TEST(FakeMetricsCaptureRoundTrip, RealHostApiSelectsForTheChipAndRefusesTheFakesImages) {
+  if (std::string(GT_CUPTI_LIBRARY).empty())
+    GTEST_SKIP() << "no toolkit libcupti";
+  TempDir dir;
+  TracedExport direct = RunAndExport(dir, {SamplePath("fake_metrics_app"), "timeline"},
+                                     {{"GTRACE_GPU_METRICS_DEVICES", "all"},
+                                      {"FAKE_CUPTI_CHIP", "GH100"},
+                                      {"FAKE_CUDA_UUID_TAG", Tag(5)},
+                                      {"GTRACE_RAW_CAPTURE_DIR", dir.File("cap")}},
+                                     "direct");
+  RemoveLock(Tag(5));
+  ASSERT_EQ(direct.run.exit_code, 0) << direct.run.err;
+  std::vector<std::string> caps = MetricsCaptures(dir.File("cap"));
+  ASSERT_EQ(caps.size(), 1u);
+  std::string capture = WithoutAvailability(caps[0], dir.File("noavail.gtcap"));
+  fake::MetricsCaptureFile c;
+  std::string error;
+  ASSERT_TRUE(fake::ReadMetricsCapture(capture, &c, &error)) << error;
+  ASSERT_EQ(c.pm_configs.size(), 1u);
+  EXPECT_TRUE(c.pm_configs[0].availability_image.empty());
+  EXPECT_STREQ(c.pm_configs[0].head.chip, "GH100");
+  TracedExport replay = RunAndExport(dir, {SamplePath("fake_metrics_app"), "replay"},
+                                     {{"GTRACE_GPU_METRICS_DEVICES", "all"},
+                                      {"FAKE_CUPTI_METRICS_REPLAY", capture},
+                                      {"FAKE_CUPTI_REAL_HOST", GT_CUPTI_LIBRARY},
+                                      {"FAKE_CUDA_UUID_TAG", Tag(6)}},
+                                     "replay");
+  RemoveLock(Tag(6));
+  ASSERT_EQ(replay.run.exit_code, 0) << replay.run.err;
+  ASSERT_FALSE(replay.db.empty()) << replay.export_err;
+  Db db(replay.db);
+  EXPECT_EQ(db.Rows("SELECT cudaId, chipName, state, samples, decodeErrors FROM GTRACE_GPU_METRICS_DEVICES"),
+            (Rows{"0|GH100|stopped|0|21"}));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM sqlite_master WHERE name = 'GPU_METRICS'"), 0);
+  // GH100's tensor counter as NVIDIA's host API accepts it for PM sampling (the fake took the first).
+  EXPECT_EQ(db.Rows("SELECT cuptiName FROM GTRACE_GPU_METRICS_CONFIG WHERE metricKey = 'tensor_active' AND "
+                    "accepted = 1"),
+            (Rows{"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"}));
+  EXPECT_EQ(Db(direct.db).Rows("SELECT cuptiName FROM GTRACE_GPU_METRICS_CONFIG WHERE metricKey = 'tensor_active' "
+                               "AND accepted = 1"),
+            (Rows{"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"}));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_GPU_METRICS_CONFIG WHERE accepted = 1"), 14);
+}
+
 // --- real captures --------------------------------------------------------------------------------
 
 std::vector<std::string> RealMetricsCaptures() {
