@@ -221,7 +221,8 @@ struct MetricsSample {
   uint64_t start_ns;     // cuptiPmSamplingCounterDataGetSampleInfo: startTimestamp (CUPTI clock)
   uint64_t end_ns;       // endTimestamp
   uint32_t info_result;  // GetSampleInfo's result
-  uint32_t eval_result;  // EvaluateToGpuValues' result (values are 0 unless 0)
+  uint32_t eval_result;  // EvaluateToGpuValues' result (values are 0 unless 0); 999 (not called) when
+                         // GetSampleInfo failed
 };
 static_assert(sizeof(MetricsSample) == 24, "frame layout");
 

@@ -455,6 +455,8 @@ TEST(RealMetricsCapture, NvidiaImagesEvaluateOnTheCpuAsOnTheGpuAndReplayIntoRows
       ASSERT_FALSE(c.pm_data.empty()) << "PM sampling set up but no image decoded";
       for (const fake::PmDataFrame& d : c.pm_data) {
         for (size_t i = 0; i < d.samples.size(); ++i) {
+          if (d.samples[i].info.info_result != 0)
+            continue;  // gtrace did not evaluate it on the GPU machine either
           std::vector<double> values;
           ASSERT_EQ(host.Evaluate(d.image, i, names, &values), static_cast<CUptiResult>(d.samples[i].info.eval_result));
           if (d.samples[i].info.eval_result == 0) {
