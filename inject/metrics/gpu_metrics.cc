@@ -35,6 +35,7 @@
 #include "inject/metrics/profiler_api.h"
 #include "inject/metrics/range_profiler.h"
 #include "inject/metrics/sample_queue.h"
+#include "inject/rawcap/metrics_capture.h"
 
 namespace gt::metrics {
 namespace {
@@ -86,6 +87,7 @@ class Module {
 
  private:
   bool WaitForDriver(uint32_t* visible);
+  void StartCapture();
   void SetUpDevices(uint32_t visible);
   bool InitProfiler();
   void SetState(Slot* s, uint32_t state, const std::string& reason);
@@ -449,12 +451,31 @@ void Module::DecodeAll(bool stop) {
   }
 }
 
+// Metrics thread, before any profiler set-up: raw capture of the counter-data images (docs/capture.md).
+void Module::StartCapture() {
+  std::string info = "format=gtrace-raw-capture\nkind=metrics\npid=" + std::to_string(pid_) +
+                     "\nstart_ns=" + std::to_string(NowNs()) + "\ncupti_path=" + config_.cupti_path +
+                     "\nset=" + options_.set + "\nfrequency_hz=" + std::to_string(options_.frequency_hz) +
+                     "\nranges=" + options_.ranges_text + "\ndevices=" + options_.devices_text +
+                     "\nsame_clock=" + (same_clock_ ? "1" : "0") + "\n";
+  if (const char* v = getenv("GTRACE_RAW_CAPTURE_SCENARIO"))
+    info += std::string("scenario=") + v + "\n";
+  bool requested = false;
+  std::string error;
+  if (!rawcap::MetricsCapture::StartFromEnv(info, &requested, &error)) {
+    Note("capture", "raw capture of GPU metrics off: " + error + "; GPU metrics go on");
+  } else if (requested) {
+    PrintLine("raw capture of GPU metrics input to " + rawcap::MetricsCapture::Instance()->path());
+  }
+}
+
 void Module::ThreadMain() {
   t_gt_thread.internal = true;
   ::prctl(PR_SET_NAME, "gtrace-metrics", 0, 0, 0);
   uint32_t visible = 0;
   if (WaitForDriver(&visible)) {
     clock_offset_ns_ = MeasureOffset();
+    StartCapture();
     SetUpDevices(visible);
     uint64_t last_clock = NowNs();
     while (true) {
@@ -485,6 +506,8 @@ void Module::ThreadMain() {
         break;
     }
   }
+  if (rawcap::MetricsCapture* cap = rawcap::MetricsCapture::Instance())
+    cap->Finish();
   std::lock_guard<std::mutex> lock(run_mu_);
   thread_done_ = true;
   run_cv_.notify_all();

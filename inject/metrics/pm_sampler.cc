@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "inject/metrics/metrics_fields.h"
+#include "inject/rawcap/metrics_capture.h"
 
 namespace gt::metrics {
 namespace {
@@ -179,6 +180,19 @@ bool PmSampler::Setup(const std::vector<MetricRequest>& requests, uint64_t inter
   info->max_samples = kMaxSamplesPerDecode;
   if ((r = ResetImage()) != CUPTI_SUCCESS)
     return fail(r, "cuptiPmSamplingCounterDataImageInitialize");
+  if (rawcap::MetricsCapture* cap = rawcap::MetricsCapture::Instance()) {
+    rawcap::MetricsPmConfig head{};
+    head.device = device_id_;
+    head.trigger_mode = info->trigger_mode;
+    head.interval_raw = info->interval_raw;
+    head.interval_ns = interval_ns;
+    head.hw_buffer_bytes = info->hw_buffer_bytes;
+    head.counter_data_bytes = counter_data_.size();
+    head.max_samples = kMaxSamplesPerDecode;
+    head.passes = info->passes;
+    rawcap::MetricsCapture::CopyText(head.chip, sizeof(head.chip), info->chip);
+    cap->WritePmConfig(head, name_storage_, config_image_, availability);
+  }
   return true;
 }
 
@@ -242,6 +256,10 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
       ResetImage();
       return false;
     }
+    // Raw capture (metrics thread, capture mode only): the image as CUPTI filled it, what CUPTI said
+    // about each sample and what the evaluation gave, written before the image is re-initialized.
+    rawcap::MetricsCapture* cap = info.numCompletedSamples > 0 ? rawcap::MetricsCapture::Instance() : nullptr;
+    std::vector<uint8_t> captured;
     for (size_t i = 0; i < info.numCompletedSamples; ++i) {
       auto si = Params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
           CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
@@ -249,8 +267,21 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
       si.pCounterDataImage = counter_data_.data();
       si.counterDataImageSize = counter_data_.size();
       si.sampleIndex = i;
-      if (api_->PmGetSampleInfo(&si) != CUPTI_SUCCESS ||
-          host_.Evaluate(counter_data_.data(), counter_data_.size(), i, names_, values_.data()) != CUPTI_SUCCESS) {
+      CUptiResult info_result = api_->PmGetSampleInfo(&si);
+      CUptiResult eval_result = CUPTI_ERROR_UNKNOWN;
+      if (info_result == CUPTI_SUCCESS) {
+        eval_result = host_.Evaluate(counter_data_.data(), counter_data_.size(), i, names_, values_.data());
+      }
+      if (cap != nullptr) {
+        rawcap::MetricsSample ms{si.startTimestamp, si.endTimestamp, static_cast<uint32_t>(info_result),
+                                 static_cast<uint32_t>(eval_result)};
+        size_t at = captured.size();
+        captured.resize(at + sizeof(ms) + values_.size() * sizeof(double), 0);
+        std::memcpy(captured.data() + at, &ms, sizeof(ms));
+        if (eval_result == CUPTI_SUCCESS)
+          std::memcpy(captured.data() + at + sizeof(ms), values_.data(), values_.size() * sizeof(double));
+      }
+      if (info_result != CUPTI_SUCCESS || eval_result != CUPTI_SUCCESS) {
         ++stats->decode_errors;
         continue;
       }
@@ -270,6 +301,21 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
       }
       if (queue->Push(s))
         ++stats->samples;
+    }
+    if (cap != nullptr) {
+      rawcap::MetricsPmData head{};
+      head.device = device_id_;
+      head.decode_result = static_cast<uint32_t>(r);
+      head.stop_reason = static_cast<uint32_t>(d.decodeStopReason);
+      head.overflow = d.overflow;
+      head.total_samples = info.numTotalSamples;
+      head.populated_samples = info.numPopulatedSamples;
+      head.completed_samples = info.numCompletedSamples;
+      head.clock_offset_ns = clock_offset_ns;
+      head.metric_count = static_cast<uint32_t>(values_.size());
+      head.sample_count = static_cast<uint32_t>(info.numCompletedSamples);
+      head.image_bytes = counter_data_.size();
+      cap->WritePmData(head, counter_data_.data(), captured);
     }
     ResetImage();
     if (r == CUPTI_ERROR_OUT_OF_MEMORY ||

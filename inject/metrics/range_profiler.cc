@@ -7,6 +7,7 @@
 #include "collector/session.h"
 #include "inject/metrics/metrics_fields.h"
 #include "inject/metrics/pm_sampler.h"
+#include "inject/rawcap/metrics_capture.h"
 
 namespace gt::metrics {
 
@@ -51,6 +52,7 @@ struct RangeProfiler::Context {
   uint32_t range_tid = 0;
   uint32_t range_domain = 0;
   int range_depth = -1;
+  bool config_captured = false;  // metrics thread (raw capture: the config frame was written)
 };
 
 RangeProfiler::RangeProfiler() = default;
@@ -345,9 +347,7 @@ void RangeProfiler::Evaluate(Pending* p) {
       Params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = p->image.data();
   info.counterDataImageSize = p->image.size();
-  if (api_->RangeGetCounterDataInfo(&info) != CUPTI_SUCCESS)
-    return;
-  HostObject host;
+  CUptiResult info_result = api_->RangeGetCounterDataInfo(&info);
   std::string chip_name;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -355,8 +355,51 @@ void RangeProfiler::Evaluate(Pending* p) {
     if (it != device_chip_.end())
       chip_name = it->second;
   }
+  // Raw capture (metrics thread, capture mode only): the image as DecodeData left it, CUPTI's answers
+  // about it and the evaluated values, written once this pass is evaluated.
+  rawcap::MetricsCapture* cap = rawcap::MetricsCapture::Instance();
+  std::vector<uint8_t> captured;
+  uint32_t captured_ranges = 0;
+  auto write_capture = [&] {
+    if (cap == nullptr)
+      return;
+    if (!c->config_captured) {
+      c->config_captured = true;
+      rawcap::MetricsRangeConfig head{};
+      head.device = c->device_id;
+      head.context_id = c->context_id;
+      head.mode = c->kernel_mode ? field::enums::kRangeModeKernel : field::enums::kRangeModeNvtx;
+      head.max_ranges = c->kernel_mode ? kMaxRangesPerPass : 1;
+      head.counter_data_bytes = p->image.size();
+      head.passes = static_cast<uint32_t>(chip.selection.passes);
+      rawcap::MetricsCapture::CopyText(head.chip, sizeof(head.chip), chip_name);
+      std::vector<std::string> names(chip.names.begin(), chip.names.end());
+      cap->WriteRangeConfig(head, names, chip.selection.config_image);
+    }
+    rawcap::MetricsRangeData head{};
+    head.device = c->device_id;
+    head.context_id = c->context_id;
+    head.mode = c->kernel_mode ? field::enums::kRangeModeKernel : field::enums::kRangeModeNvtx;
+    head.info_result = static_cast<uint32_t>(info_result);
+    head.pass_id = p->pass_id;
+    head.pass_start_ns = p->start_ns;
+    head.pass_end_ns = p->end_ns;
+    head.total_ranges = info_result == CUPTI_SUCCESS ? info.numTotalRanges : 0;
+    head.ranges_dropped = p->dropped;
+    head.image_bytes = p->image.size();
+    head.metric_count = static_cast<uint32_t>(chip.names.size());
+    head.range_count = captured_ranges;
+    rawcap::MetricsCapture::CopyText(head.nvtx_name, sizeof(head.nvtx_name), p->name);
+    cap->WriteRangeData(head, p->image.data(), captured);
+  };
+  if (info_result != CUPTI_SUCCESS) {
+    write_capture();
+    return;
+  }
+  HostObject host;
   if (host.Init(api_, chip_name, nullptr, ProfilerKind::kRangeProfiler) != CUPTI_SUCCESS ||
       host.AddMetrics(chip.names) != CUPTI_SUCCESS) {
+    write_capture();
     return;
   }
   std::vector<RangeResult> out;
@@ -371,7 +414,8 @@ void RangeProfiler::Evaluate(Pending* p) {
     ri.counterDataImageSize = p->image.size();
     ri.rangeIndex = i;
     ri.rangeDelimiter = "/";
-    if (api_->RangeGetRangeInfo(&ri) == CUPTI_SUCCESS && ri.rangeName != nullptr)
+    CUptiResult range_result = api_->RangeGetRangeInfo(&ri);
+    if (range_result == CUPTI_SUCCESS && ri.rangeName != nullptr)
       r.range_name = ri.rangeName;
     if (r.range_name.empty())
       r.range_name = c->kernel_mode ? std::to_string(i) : p->name;
@@ -381,12 +425,27 @@ void RangeProfiler::Evaluate(Pending* p) {
     r.pass_end_ns = p->end_ns;
     r.tid = p->tid;
     r.values.assign(chip.names.size(), 0.0);
-    if (host.Evaluate(p->image.data(), p->image.size(), i, chip.names, r.values.data()) != CUPTI_SUCCESS)
+    CUptiResult eval_result = host.Evaluate(p->image.data(), p->image.size(), i, chip.names, r.values.data());
+    if (cap != nullptr) {
+      rawcap::MetricsRange mr{};
+      mr.info_result = static_cast<uint32_t>(range_result);
+      mr.eval_result = static_cast<uint32_t>(eval_result);
+      rawcap::MetricsCapture::CopyText(mr.name, sizeof(mr.name),
+                                       range_result == CUPTI_SUCCESS && ri.rangeName != nullptr ? ri.rangeName : "");
+      size_t at = captured.size();
+      captured.resize(at + sizeof(mr) + r.values.size() * sizeof(double), 0);
+      std::memcpy(captured.data() + at, &mr, sizeof(mr));
+      if (eval_result == CUPTI_SUCCESS)
+        std::memcpy(captured.data() + at + sizeof(mr), r.values.data(), r.values.size() * sizeof(double));
+      ++captured_ranges;
+    }
+    if (eval_result != CUPTI_SUCCESS)
       continue;
     if (i == 0)
       r.ranges_dropped = p->dropped;
     out.push_back(std::move(r));
   }
+  write_capture();
   std::lock_guard<std::mutex> lock(mu_);
   for (RangeResult& r : out) {
     if (results_.size() >= kMaxPendingResults) {

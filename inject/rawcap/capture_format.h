@@ -54,6 +54,12 @@ enum FrameType : uint32_t {
   kFrameNcclStop = 12,      // NcclCallRecord: stopEvent
   kFrameNcclFinalize = 13,  // NcclCallRecord: finalize (context)
   kFrameNcclDropped = 14,   // u64: calls not kept so far (log full), written when it grows
+  // GPU-metrics input (a separate file, metrics-<pid>.gtcap; inject/rawcap/metrics_capture.h), written
+  // by gtrace's metrics thread. Added without a version bump, like 9-14: v1 readers skip them.
+  kFrameMetricsPmConfig = 15,     // MetricsPmConfig + metric names + config image + availability image
+  kFrameMetricsPmData = 16,       // MetricsPmData + counter-data image + per-sample MetricsSample+values
+  kFrameMetricsRangeConfig = 17,  // MetricsRangeConfig + metric names + config image
+  kFrameMetricsRangeData = 18,    // MetricsRangeData + counter-data image + per-range MetricsRange+values
 };
 
 struct ActivityBufferHeader {
@@ -165,5 +171,100 @@ struct NcclInitRecord {
 static_assert(sizeof(NcclInitRecord) == 184, "frame layout");
 
 inline constexpr uint32_t kNcclNameNull = 1u << 0;
+
+// --- GPU metrics: PM sampling and the range profiler (frames 15-18) -----------------------------
+// The counter-data images are NVIDIA's opaque format (or the fake profiler's own, in a capture made by
+// the test double), saved byte for byte as CUPTI filled them. Beside each image: what CUPTI answered
+// about it on the recording machine (counts, per-sample timestamps, range names) and the values
+// gtrace's evaluation (cuptiProfilerHostEvaluateToGpuValues) got there, so a replay can both feed the
+// image through gtrace's decoder and check a CPU-side evaluation against the GPU machine's.
+// Metric names travel as one text section, each name followed by '\n'. Results are CUptiResult.
+
+// One PM-sampling set-up (PmSampler::Setup succeeded): names (names_bytes), then the config image
+// given to cuptiPmSamplingSetConfig (config_bytes), then the counter-availability image the host
+// object was built with (availability_bytes).
+struct MetricsPmConfig {
+  uint32_t device;              // CUDA ordinal
+  uint32_t trigger_mode;        // CUpti_PmSampling_TriggerMode used
+  uint64_t interval_raw;        // samplingInterval given to SetConfig (ns or SYS clock cycles)
+  uint64_t interval_ns;         // the requested interval
+  uint64_t hw_buffer_bytes;     // hardwareBufferSize
+  uint64_t counter_data_bytes;  // cuptiPmSamplingGetCounterDataSize's answer
+  uint32_t max_samples;         // maxSamples asked for
+  uint32_t metric_count;
+  uint32_t names_bytes;
+  uint32_t config_bytes;
+  uint32_t availability_bytes;
+  uint32_t passes;  // cuptiProfilerHostGetNumOfPasses of the config (1)
+  char chip[32];    // cuptiDeviceGetChipName, NUL-terminated
+};
+static_assert(sizeof(MetricsPmConfig) == 96, "frame layout");
+
+// One cuptiPmSamplingDecodeData that left completed samples in the image: the image (image_bytes),
+// then sample_count x (MetricsSample + metric_count doubles), one per completed sample, in order.
+struct MetricsPmData {
+  uint32_t device;
+  uint32_t decode_result;  // cuptiPmSamplingDecodeData's result (0, or OUT_OF_MEMORY on overflow)
+  uint32_t stop_reason;    // decodeStopReason
+  uint32_t overflow;       // the overflow flag
+  uint64_t total_samples;  // cuptiPmSamplingGetCounterDataInfo: numTotalSamples
+  uint64_t populated_samples;
+  uint64_t completed_samples;
+  int64_t clock_offset_ns;  // gtrace's CUPTI clock - stream clock at this decode
+  uint32_t metric_count;
+  uint32_t sample_count;  // MetricsSample entries that follow the image (= completed_samples)
+  uint64_t image_bytes;
+};
+static_assert(sizeof(MetricsPmData) == 64, "frame layout");
+
+struct MetricsSample {
+  uint64_t start_ns;     // cuptiPmSamplingCounterDataGetSampleInfo: startTimestamp (CUPTI clock)
+  uint64_t end_ns;       // endTimestamp
+  uint32_t info_result;  // GetSampleInfo's result
+  uint32_t eval_result;  // EvaluateToGpuValues' result (values are 0 unless 0); 999 (not called) when
+                         // GetSampleInfo failed
+};
+static_assert(sizeof(MetricsSample) == 24, "frame layout");
+
+// One range-profiler context's set-up, written before its first range data: names, config image.
+struct MetricsRangeConfig {
+  uint32_t device;
+  uint32_t context_id;          // cuptiGetContextId
+  uint32_t mode;                // field::enums::kRangeMode* (1 nvtx, 2 kernel)
+  uint32_t max_ranges;          // maxNumOfRanges of the image
+  uint64_t counter_data_bytes;  // cuptiRangeProfilerGetCounterDataSize's answer
+  uint32_t metric_count;
+  uint32_t names_bytes;
+  uint32_t config_bytes;
+  uint32_t passes;
+  char chip[32];
+};
+static_assert(sizeof(MetricsRangeConfig) == 72, "frame layout");
+
+// One decoded range-profiler pass (cuptiRangeProfilerDecodeData, then evaluated on the metrics
+// thread): the image (image_bytes), then range_count x (MetricsRange + metric_count doubles).
+struct MetricsRangeData {
+  uint32_t device;
+  uint32_t context_id;
+  uint32_t mode;
+  uint32_t info_result;  // cuptiRangeProfilerGetCounterDataInfo's result
+  uint64_t pass_id;
+  uint64_t pass_start_ns;  // stream clock
+  uint64_t pass_end_ns;
+  uint64_t total_ranges;    // numTotalRanges
+  uint64_t ranges_dropped;  // DecodeData's numOfRangeDropped
+  uint64_t image_bytes;
+  uint32_t metric_count;
+  uint32_t range_count;
+  char nvtx_name[64];  // the NVTX range that delimited the pass (NVTX mode), NUL-terminated
+};
+static_assert(sizeof(MetricsRangeData) == 136, "frame layout");
+
+struct MetricsRange {
+  uint32_t info_result;  // cuptiRangeProfilerCounterDataGetRangeInfo's result
+  uint32_t eval_result;
+  char name[64];  // rangeName ("/"-delimited), NUL-terminated, cut at 63 bytes
+};
+static_assert(sizeof(MetricsRange) == 72, "frame layout");
 
 }  // namespace gt::rawcap

@@ -8,10 +8,15 @@
 #  2. The same kernels under Nsight Compute (`ncu --clock-control none`, the metric names gtrace's
 #     selection used on this chip): DRAM read/write bandwidth of the copy kernel within 15 %, tensor-pipe
 #     activity of the GEMM within 10 percentage points of gtrace's time-weighted sample averages.
+#  3. Record once (docs/capture.md, "GPU metrics"): with GTRACE_RAW_CAPTURE_DIR, the PM-sampling
+#     counter-data images of the copy phase (10 kHz, the NVTX range "copy" as capture window) and the
+#     range profiler's image of one "copy" range (nvtx:copy), each with its manifest.json, checked by
+#     metrics_capture_check.py and copied to $OUT/capture/<kind>/metrics-{pm,range}/: commit them as
+#     tests/data/gpu/<kind>/metrics-{pm,range}/ and replay.RealMetricsCapture replays them on CPU.
 # (The sampling overhead and the range profiler: 31-metrics-cost.sh, a part of its own so that each
 # ends within 8 minutes.)
 # Counters unavailable (no permission, DCGM holding them): SKIP with gtrace's own line.
-# expected-minutes: 4 (on one H100/H200; gpu-check.sh --list)
+# expected-minutes: 5 (on one H100/H200; gpu-check.sh --list)
 set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 30-metrics
@@ -48,6 +53,43 @@ for sql in ["SELECT cudaId, chipName, state, triggerMode, samples, droppedSample
         print("|".join("" if v is None else str(v) for v in row))
 PY
 "$py" "$cmp" gtrace "$db" "$work/report.csv" 10000 | tee "$work/gtrace.txt" | relay
+
+# 3. Record once: the raw counter-data images of a known workload (about 30 s of GPU-machine time).
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 | head -1)
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 | head -1)
+cuda_version=$(nvidia-smi | grep -o 'CUDA Version: [0-9.]*' | head -1 | awk '{print $3}')
+kind=$(printf '%s-cuda%s' "$gpu_name" "${cuda_version:-unknown}" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9.-')
+capture_root="$work/capture/$kind"
+for what in pm range; do
+  if [ "$what" = pm ]; then
+    flags=(--gpu-metrics-devices=0 --capture-range=nvtx --nvtx-capture=copy)
+  else
+    flags=(--gpu-metrics-ranges=nvtx:copy)
+  fi
+  args=(--mode run --seconds 0.1 --copy-mib 512)
+  scenario="samples/cuda/gpu_metrics_workload.py ${args[*]}; gtrace profile -t cuda,nvtx ${flags[*]}"
+  rm -rf "$work/cap-$what" "$capture_root/metrics-$what"
+  mkdir -p "$capture_root/metrics-$what"
+  if ! GTRACE_RAW_CAPTURE_DIR="$work/cap-$what" GTRACE_RAW_CAPTURE_SCENARIO="$scenario" \
+       gt_timeout 300 "$gtrace" profile -o "$work/cap-$what" -t cuda,nvtx "${flags[@]}" "$py" "$wl" "${args[@]}" \
+       >"$work/cap-$what.out" 2>"$work/cap-$what.err"; then
+    res FAIL "capture-$what" "workload with raw capture failed: $(tail -3 "$work/cap-$what.err" | tr '\n' ' ')"
+    continue
+  fi
+  cap=$(ls "$work/cap-$what"/metrics-*.gtcap 2>/dev/null | head -1)
+  if [ -z "$cap" ]; then
+    res FAIL "capture-$what" "no metrics-*.gtcap: $(grep '^gtrace:' "$work/cap-$what.err" | head -3 | tr '\n' ' ')"
+    continue
+  fi
+  cp "$cap" "$capture_root/metrics-$what/"  # the CUPTI capture-*.gtcap of this run stays behind (15-capture's job)
+  "$py" "$GT_SRC/scripts/gpu-check.d/metrics_capture_check.py" "$capture_root/metrics-$what/$(basename "$cap")" \
+    "$what" "$kind" "$gpu_name" "$driver" "${cuda_version:-unknown}" "$scenario" | relay
+done
+if [ -n "${OUT:-}" ] && [ -d "$capture_root" ]; then
+  mkdir -p "$OUT/capture"
+  cp -r "$capture_root" "$OUT/capture/"
+  echo "GPU-metrics captures copied to $OUT/capture/$kind: commit metrics-pm/ and metrics-range/ as tests/data/gpu/$kind/"
+fi
 
 # 2. Nsight Compute on the same kernels.
 if command -v ncu >/dev/null 2>&1; then

@@ -115,6 +115,10 @@ void fake_PmSample(uint32_t device, uint64_t start, uint64_t end, const char* sp
 void fake_PmOverflowNext(uint32_t device);
 /* Values "cupti_name=value;..." of the ranges profiled from now on (auto ranges add their index). */
 void fake_RangeSetValues(const char* spec);
+// GPU-metrics capture replay (FAKE_CUPTI_METRICS_REPLAY, fake_metrics_replay.h): recorded PM images
+// not yet delivered; recorded range passes (and the NVTX range name that delimited the first).
+uint32_t fake_MetricsReplayPmLeft(void);
+uint32_t fake_MetricsReplayRangePasses(char* nvtx_name, size_t name_bytes);
 
 /* --- Replay of a raw capture (fake_replay.cc, docs/capture.md) --------------------------------
  * Delivers the callbacks and activity buffers of a capture written by GTRACE_RAW_CAPTURE_DIR, in

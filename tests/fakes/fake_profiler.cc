@@ -24,6 +24,7 @@
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "tests/fakes/fake_cuda.h"
+#include "tests/fakes/fake_metrics_replay.h"
 #include "tests/fakes/fake_state.h"
 
 struct CUpti_Profiler_Host_Object {
@@ -126,6 +128,8 @@ CUptiResult Forced(const char* env) {
 }
 
 std::string Chip() {
+  if (const char* replayed = fake::ReplayChip())
+    return replayed;
   const char* c = getenv("FAKE_CUPTI_CHIP");
   return c != nullptr && *c != '\0' ? c : "FAKE100";
 }
@@ -196,6 +200,8 @@ extern "C" {
 // --- Profiler Host API ---------------------------------------------------------------------------
 
 CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostInitialize)>(dlsym(real, "cuptiProfilerHostInitialize"))(p);
   if (!Sized(p) || p->pChipName == nullptr)
     return CUPTI_ERROR_INVALID_PARAMETER;
   if (Chip() != p->pChipName)
@@ -205,6 +211,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostDeinitialize)>(dlsym(real, "cuptiProfilerHostDeinitialize"))(
+        p);
   if (!Sized(p))
     return CUPTI_ERROR_INVALID_PARAMETER;
   delete p->pHostObject;
@@ -212,6 +221,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitial
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetSupportedChips(CUpti_Profiler_Host_GetSupportedChips_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostGetSupportedChips)>(
+        dlsym(real, "cuptiProfilerHostGetSupportedChips"))(p);
   static const char* chips[] = {"FAKE100"};
   p->numChips = 1;
   p->ppChipNames = chips;
@@ -219,6 +231,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetSupportedChips(CUpti_Profiler_Host_GetS
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostConfigAddMetrics)>(
+        dlsym(real, "cuptiProfilerHostConfigAddMetrics"))(p);
   if (!Sized(p) || p->pHostObject == nullptr)
     return CUPTI_ERROR_INVALID_PARAMETER;
   if (p->pHostObject->poisoned)
@@ -235,6 +250,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_Confi
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostGetConfigImageSize)>(
+        dlsym(real, "cuptiProfilerHostGetConfigImageSize"))(p);
   if (p->pHostObject->poisoned)
     return CUPTI_ERROR_UNKNOWN;
   size_t n = 6;
@@ -245,6 +263,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_Get
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostGetConfigImage)>(
+        dlsym(real, "cuptiProfilerHostGetConfigImage"))(p);
   if (p->pHostObject->poisoned)
     return CUPTI_ERROR_UNKNOWN;
   std::string text = "FKCFG\n";
@@ -257,6 +278,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConf
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostGetNumOfPasses)>(
+        dlsym(real, "cuptiProfilerHostGetNumOfPasses"))(p);
   p->numOfPasses = 1;
   for (const std::string& n : NamesOf(p->pConfigImage, p->configImageSize)) {
     if (Listed("FAKE_CUPTI_MULTIPASS_METRICS", n))
@@ -266,6 +290,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumO
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostEvaluateToGpuValues)>(
+        dlsym(real, "cuptiProfilerHostEvaluateToGpuValues"))(p);
   if (!Sized(p) || p->pHostObject == nullptr || p->pHostObject->poisoned)
     return CUPTI_ERROR_INVALID_PARAMETER;
   const auto* h = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage);
@@ -287,6 +314,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_Ev
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_GetMetricProperties_Params* p) {
+  if (void* real = fake::RealHostHandle())
+    return reinterpret_cast<decltype(&::cuptiProfilerHostGetMetricProperties)>(
+        dlsym(real, "cuptiProfilerHostGetMetricProperties"))(p);
   p->pDescription = "fake";
   p->pHwUnit = "fake";
   p->pDimUnit = strstr(p->pMetricName, "pct") != nullptr ? "percent" : "fake_unit";
@@ -337,6 +367,8 @@ CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t* id) {
 // --- PM sampling ---------------------------------------------------------------------------------
 
 CUptiResult CUPTIAPI cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params* p) {
+  if (CUptiResult r; fake::ReplayPmAvailability(p, &r))
+    return r;
   if (CUptiResult r = Forced("FAKE_CUPTI_PM_AVAILABILITY_RESULT"); r != CUPTI_SUCCESS)
     return r;
   if (p->deviceIndex >= DeviceCount())
@@ -401,11 +433,15 @@ CUptiResult CUPTIAPI cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params* p) {
 }
 
 CUptiResult CUPTIAPI cuptiPmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params* p) {
+  if (CUptiResult r; fake::ReplayPmCounterDataSize(p, &r))
+    return r;
   p->counterDataSize = sizeof(ImageHeader) + p->maxSamples * PmRecordBytes(static_cast<uint32_t>(p->numMetrics));
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiPmSamplingCounterDataImageInitialize(CUpti_PmSampling_CounterDataImage_Initialize_Params* p) {
+  if (CUptiResult r; fake::ReplayPmImageInitialize(p, &r))
+    return r;
   std::lock_guard<std::mutex> lock(P().mu);
   auto* h = reinterpret_cast<ImageHeader*>(p->pCounterData);
   uint32_t metrics = static_cast<uint32_t>(p->pPmSamplingObject->names.size());
@@ -419,6 +455,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingCounterDataImageInitialize(CUpti_PmSampling_
 CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params* p) {
   std::lock_guard<std::mutex> lock(P().mu);
   CUpti_PmSampling_Object* o = p->pPmSamplingObject;
+  if (CUptiResult r; fake::ReplayPmDecode(o->device, o->started, p, &r))
+    return r;
   auto* h = reinterpret_cast<ImageHeader*>(p->pCounterDataImage);
   size_t moved = 0;
   while (moved < o->hw.size() && h->count < h->capacity) {
@@ -443,6 +481,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Param
 }
 
 CUptiResult CUPTIAPI cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params* p) {
+  if (CUptiResult r; fake::ReplayPmInfo(p, &r))
+    return r;
   const auto* h = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage);
   p->numTotalSamples = h->capacity;
   p->numPopulatedSamples = h->count;
@@ -451,6 +491,8 @@ CUptiResult CUPTIAPI cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCount
 }
 
 CUptiResult CUPTIAPI cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params* p) {
+  if (CUptiResult r; fake::ReplayPmSampleInfo(p, &r))
+    return r;
   const auto* h = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage);
   if (p->sampleIndex >= h->count)
     return CUPTI_ERROR_INVALID_PARAMETER;
@@ -479,6 +521,8 @@ CUptiResult CUPTIAPI cuptiRangeProfilerDisable(CUpti_RangeProfiler_Disable_Param
   return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
+  if (CUptiResult r; fake::ReplayRangeCounterDataSize(p, &r))
+    return r;
   p->counterDataSize = sizeof(ImageHeader) + p->maxNumOfRanges * RangeRecordBytes(static_cast<uint32_t>(p->numMetrics));
   return CUPTI_SUCCESS;
 }
@@ -540,6 +584,10 @@ CUptiResult CUPTIAPI cuptiRangeProfilerPopRange(CUpti_RangeProfiler_PopRange_Par
 CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) {
   std::lock_guard<std::mutex> lock(P().mu);
   CUpti_RangeProfiler_Object* o = p->pRangeProfilerObject;
+  if (CUptiResult r; fake::ReplayRangeDecode(o->image, o->image_size, &p->numOfRangeDropped, &r)) {
+    o->pass.clear();
+    return r;
+  }
   auto* h = reinterpret_cast<ImageHeader*>(o->image);
   uint32_t metrics = static_cast<uint32_t>(o->names.size());
   h->magic = kRangeMagic;
@@ -564,10 +612,14 @@ CUptiResult CUPTIAPI cuptiRangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData
   return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
+  if (CUptiResult r; fake::ReplayRangeInfo(p, &r))
+    return r;
   p->numTotalRanges = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage)->count;
   return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI cuptiRangeProfilerCounterDataGetRangeInfo(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params* p) {
+  if (CUptiResult r; fake::ReplayRangeRangeInfo(p, &r))
+    return r;
   const auto* h = reinterpret_cast<const ImageHeader*>(p->pCounterDataImage);
   if (p->rangeIndex >= h->count)
     return CUPTI_ERROR_INVALID_PARAMETER;

@@ -42,7 +42,8 @@ std::vector<RealCapture> FindCaptures() {
       if (manifest.empty())
         continue;
       for (const std::string& f : TempDir::ListDir(d)) {
-        if (f.size() > 6 && f.substr(f.size() - 6) == ".gtcap" && f.rfind("nccl-", 0) != 0)  // NCCL: nccl_round_trip_test
+        if (f.size() > 6 && f.substr(f.size() - 6) == ".gtcap" && f.rfind("nccl-", 0) != 0 &&
+            f.rfind("metrics-", 0) != 0)  // NCCL: nccl_round_trip_test; GPU metrics: metrics_replay_test
           out.push_back({d, manifest, d + "/" + f});
       }
     }

@@ -17,6 +17,10 @@
 //              inside a "step" once.
 //   kernels    range profiler, kernel mode: 3 kernels, a 250 ms pause, 2 kernels.
 //   plain      no GPU metrics expected: an NVTX range and one kernel (for the fail-soft checks).
+//   replay     with FAKE_CUPTI_METRICS_REPLAY (the fake's replay of a GPU-metrics raw capture): a context
+//              on device 0; when the capture has PM images, waits until sampling runs and every
+//              recorded image was delivered; when it has range passes, pushes/pops the recorded NVTX
+//              range once per pass (a kernel inside each).
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
@@ -174,6 +178,35 @@ int Plain() {
   return 0;
 }
 
+int Replay() {
+  fake_cuInit();
+  uint32_t ctx = fake_ContextCreate(0);
+  if (fake_MetricsReplayPmLeft() > 0) {
+    if (!WaitRunning(0)) {
+      std::fprintf(stderr, "fake_metrics_app: PM sampling never started\n");
+      return 3;
+    }
+    for (int i = 0; i < 1000 && fake_MetricsReplayPmLeft() > 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (fake_MetricsReplayPmLeft() > 0) {
+      std::fprintf(stderr, "fake_metrics_app: %u recorded PM images never decoded\n", fake_MetricsReplayPmLeft());
+      return 3;
+    }
+  }
+  char name[64] = {};
+  uint32_t passes = fake_MetricsReplayRangePasses(name, sizeof(name));
+  if (passes > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the metrics thread prepares the chip
+    for (uint32_t i = 0; i < passes; ++i) {
+      nvtxRangePushA(name);
+      Kernel(ctx, "k", 0, 10 * kUs);
+      nvtxRangePop();
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -190,6 +223,8 @@ int main(int argc, char** argv) {
     return Kernels();
   if (scenario == "plain")
     return Plain();
-  std::fprintf(stderr, "usage: fake_metrics_app timeline|devices|hold|nvtx|kernels|plain\n");
+  if (scenario == "replay")
+    return Replay();
+  std::fprintf(stderr, "usage: fake_metrics_app timeline|devices|hold|nvtx|kernels|plain|replay\n");
   return 2;
 }
