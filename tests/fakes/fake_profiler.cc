@@ -212,7 +212,10 @@ CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitial
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetSupportedChips(CUpti_Profiler_Host_GetSupportedChips_Params* p) {
-  static const char* chips[] = {"FAKE100"};
+  static std::string chip;  // FAKE_CUPTI_CHIP: the one chip this fake knows
+  static const char* chips[1];
+  chip = Chip();
+  chips[0] = chip.c_str();
   p->numChips = 1;
   p->ppChipNames = chips;
   return CUPTI_SUCCESS;
