@@ -98,9 +98,10 @@ TEST(NvtxThreadsSample, EveryFeatureExactly) {
   EXPECT_EQ(db.Rows("SELECT text, globalTid = endGlobalTid, rangeId IS NOT NULL FROM NVTX_EVENTS WHERE eventType = 60 "
                     "ORDER BY text"),
             (std::vector<std::string>{"cross-thread|0|1", "main-se|1|1"}));
-  // Thread names: NVTX names win, one row per thread that appears.
+  // Thread names: NVTX names win, one row per thread that appears (gtrace's drain thread too: its
+  // stream writes are PROFILER_OVERHEAD rows, as nsys lists its own threads).
   EXPECT_EQ(db.Rows("SELECT s.value FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId ORDER BY s.value"),
-            (std::vector<std::string>{"main", "worker-0", "worker-1", "worker-2"}));
+            (std::vector<std::string>{"gtrace-drain", "main", "worker-0", "worker-1", "worker-2"}));
   EXPECT_EQ(db.Int("SELECT count(DISTINCT globalTid) FROM NVTX_EVENTS WHERE globalTid NOT IN (SELECT globalTid FROM "
                    "ThreadNames)"),
             0);
@@ -154,6 +155,44 @@ TEST(PythonSample, NvtxPackage) {
             2000000);
   EXPECT_EQ(db.Rows("SELECT globalTid = endGlobalTid FROM NVTX_EVENTS WHERE eventType = 60"),
             (std::vector<std::string>{"0"}));  // ended on the "ender" thread
+}
+
+// gtrace's own work as nsys's PROFILER_OVERHEAD (issue 15): every write of the stream file is a row on
+// the drain thread (named in ThreadNames, as nsys names its own threads), overheadType 0 (nsys's
+// OVERHEAD_UNDEFINED, which it uses for its own non-CUPTI work). With a flush interval longer than the
+// run the drain loop writes the file twice — at session start and when the session stops — and each
+// is described in a later chunk; the very last write (the end-of-stream chunk) cannot describe itself.
+TEST(ProfilerOverhead, StreamWritesAreRowsOfTheDrainThread) {
+  TempDir dir;
+  test::RunOptions o = test::TracedRun(dir);
+  o.env["GTRACE_FLUSH_MS"] = "60000";
+  RunResult r = RunProgram({test::SamplePath("nvtx_threads"), "--threads", "2", "--iterations", "3"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("out.sqlite"), streams[0]});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Db db(dir.File("out.sqlite"));
+  ASSERT_TRUE(db.ok());
+  // The DDL is nsys 3.25.0's.
+  EXPECT_EQ(db.Rows("SELECT name FROM pragma_table_info('PROFILER_OVERHEAD') ORDER BY cid"),
+            (std::vector<std::string>{"start", "end", "globalTid", "nameId", "overheadType"}));
+  EXPECT_EQ(db.Rows("SELECT s.value, p.overheadType, count(*) FROM PROFILER_OVERHEAD p JOIN StringIds s ON "
+                    "s.id = p.nameId WHERE s.value = 'gtrace stream write' GROUP BY 1, 2"),
+            (std::vector<std::string>{"gtrace stream write|0|2"}));
+  // Only gtrace's names, only its drain thread, named; every row a real interval inside the session.
+  EXPECT_EQ(db.Rows("SELECT DISTINCT s.value FROM PROFILER_OVERHEAD p JOIN StringIds s ON s.id = p.nameId WHERE "
+                    "s.value NOT IN ('gtrace stream write', 'gtrace buffer drain')"),
+            (std::vector<std::string>{}));
+  EXPECT_EQ(db.Rows("SELECT DISTINCT s.value FROM PROFILER_OVERHEAD p JOIN ThreadNames t ON t.globalTid = "
+                    "p.globalTid JOIN StringIds s ON s.id = t.nameId"),
+            (std::vector<std::string>{"gtrace-drain"}));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM PROFILER_OVERHEAD WHERE start > \"end\" OR start < 0"), 0);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM PROFILER_OVERHEAD p WHERE p.globalTid >> 24 <> (SELECT globalPid >> 24 "
+                   "FROM PROCESSES)"),
+            0);
+  // The first write (session start) comes before every NVTX event.
+  EXPECT_EQ(db.Int("SELECT min(start) <= (SELECT min(start) FROM NVTX_EVENTS) FROM PROFILER_OVERHEAD"), 1);
 }
 
 }  // namespace
