@@ -125,11 +125,6 @@ void Drainer::EmitOverheads() {
   chunk_.Begin(0, 0, 0);
   for (uint32_t i = 0; i < pending_overheads_; ++i) {
     const Overhead& o = overheads_[i];
-    // Our thread gets its name in the stream once (ThreadNames), as nsys lists its own threads.
-    if (std::find(named_tids_.begin(), named_tids_.end(), o.tid) == named_tids_.end() &&
-        EmitThreadInfo(&chunk_, o.tid)) {
-      named_tids_.push_back(o.tid);
-    }
     ProtoWriter& w = chunk_.body();
     w.BeginNested(field::chunk::kProfilerOverheads);
     w.Varint(field::profiler_overhead::kStartNs, o.start_ns);

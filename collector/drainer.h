@@ -95,7 +95,6 @@ class Drainer {
   Overhead overheads_[kMaxPendingOverheads] = {};
   uint32_t pending_overheads_ = 0;
   uint64_t overheads_lost_ = 0;
-  std::vector<uint32_t> named_tids_;  // threads of ours announced (ThreadInfo) for their overhead rows
 };
 
 }  // namespace gt

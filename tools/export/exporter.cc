@@ -88,8 +88,9 @@ Status Diagnostic(ExportContext& ctx, StreamContext& s, int64_t ts, int64_t seve
 // gtrace's own work (ProfilerOverhead) -> nsys's PROFILER_OVERHEAD(start, end, globalTid, nameId,
 // overheadType): nsys names its own work there ("CUPTI Buffer flush", "TLS allocation", "CUDA
 // profiling data flush on process exit"...) with the thread that did it; its non-CUPTI work has
-// overheadType 0 (OVERHEAD_UNDEFINED), as gtrace's writes and drain passes do here. The table exists
-// only when there are rows (lazy tables).
+// overheadType 0 (OVERHEAD_UNDEFINED), as gtrace's writes and drain passes do here. globalTid is
+// gtrace's drain thread, which (unlike nsys's "[NSys]" threads) gets no ThreadNames row: it recorded
+// nothing of the application's. The table exists only when there are rows (lazy tables).
 Status ProfilerOverheadRow(ExportContext& ctx, StreamContext& s, const schema::ProfilerOverhead& o) {
   const char* name = o.kind() == schema::PROFILER_OVERHEAD_KIND_STREAM_WRITE ? "gtrace stream write"
                      : o.kind() == schema::PROFILER_OVERHEAD_KIND_DRAIN      ? "gtrace buffer drain"
@@ -106,7 +107,8 @@ Status ProfilerOverheadRow(ExportContext& ctx, StreamContext& s, const schema::P
   int64_t start = s.ToSessionNs(o.start_ns());
   int64_t end = std::max(start, s.ToSessionNs(o.end_ns()));
   ctx.NoteTime(end);
-  return ins->Int(1, start).Int(2, end).Int(3, s.GlobalTid(o.tid())).Int(4, name_id).Int(5, 0).Run();
+  const int64_t global_tid = PackGlobalTid(s.hw_id, s.pid, o.tid());  // not GlobalTid: no ThreadNames row
+  return ins->Int(1, start).Int(2, end).Int(3, global_tid).Int(4, name_id).Int(5, 0).Run();
 }
 
 // Stream-level content every module relies on: strings, threads, drops, diagnostics, stats.
