@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,8 @@ namespace {
 
 constexpr size_t kMaxChunkBodyBytes = 1u << 20;
 constexpr uint64_t kThreadNameRecheckNs = 1000000000ull;
+// A drain pass shorter than this is not reported as overhead (one every 10 ms otherwise).
+constexpr uint64_t kDrainOverheadMinNs = 100000;
 
 std::string ReadThreadName(uint32_t tid) {
   char path[64];
@@ -66,6 +69,9 @@ Drainer::Drainer(RingPool* pool, uint64_t session_id)
 }
 
 void Drainer::DrainOnce(bool final) {
+  const uint64_t pass_start_ns = NowNs();
+  const uint64_t pass_start = StreamNow();
+  EmitOverheads();
   // Heads first, registrations second, records third: every registration a record depends on was
   // made before the record was committed, so definitions land in the file before their use.
   order_.clear();
@@ -102,6 +108,33 @@ void Drainer::DrainOnce(bool final) {
   }
   pool_->RefillSpare();
   EmitNoBufferDrops(internal::NoBufferDrops());
+  if (NowNs() - pass_start_ns >= kDrainOverheadMinNs)
+    NoteOverhead(field::profiler_overhead::kKindDrain, pass_start, StreamNow());
+}
+
+void Drainer::NoteOverhead(uint32_t kind, uint64_t start_ns, uint64_t end_ns) {
+  if (pending_overheads_ == kMaxPendingOverheads) {
+    ++overheads_lost_;
+    return;
+  }
+  overheads_[pending_overheads_++] = {start_ns, end_ns, kind, static_cast<uint32_t>(::syscall(SYS_gettid))};
+}
+
+void Drainer::EmitOverheads() {
+  if (pending_overheads_ == 0) return;
+  chunk_.Begin(0, 0, 0);
+  for (uint32_t i = 0; i < pending_overheads_; ++i) {
+    const Overhead& o = overheads_[i];
+    ProtoWriter& w = chunk_.body();
+    w.BeginNested(field::chunk::kProfilerOverheads);
+    w.Varint(field::profiler_overhead::kStartNs, o.start_ns);
+    w.Varint(field::profiler_overhead::kEndNs, o.end_ns);
+    w.Varint(field::profiler_overhead::kKind, o.kind);
+    w.Varint(field::profiler_overhead::kTid, o.tid);
+    w.EndNested();
+  }
+  chunk_.End();
+  pending_overheads_ = 0;
 }
 
 void Drainer::MaybeGrow(uint32_t index, ThreadBuffer* b) {

@@ -30,6 +30,11 @@ class Drainer {
   void EmitDiagnostic(uint64_t ts_ns, uint32_t severity, const std::string& source, const std::string& text);
   void EmitNoBufferDrops(uint64_t total_dropped);
   void EmitWriterDrops(uint64_t records);
+  // gtrace's own work (field::profiler_overhead::kKind*, stream-clock times), done by the calling
+  // thread: kept (at most kMaxPendingOverheads, more are dropped and counted in overheads_lost) and
+  // sent at the next DrainOnce.
+  void NoteOverhead(uint32_t kind, uint64_t start_ns, uint64_t end_ns);
+  uint64_t overheads_lost() const { return overheads_lost_; }
   // An end-of-stream chunk: `reason` as text and as field::enums::kEnd* `kind` (0: not set) with
   // `signal` for kEndSignal.
   void EmitEnd(const std::string& reason, uint32_t kind, uint32_t signal, uint64_t bytes_written_before);
@@ -64,6 +69,13 @@ class Drainer {
   // and budget, not resident memory, until it is used).
   void MaybeGrow(uint32_t index, ThreadBuffer* b);
   void FreeLeftSegments(ThreadRing& ring, uint64_t tail);
+  void EmitOverheads();
+
+  struct Overhead {
+    uint64_t start_ns, end_ns;
+    uint32_t kind, tid;
+  };
+  static constexpr uint32_t kMaxPendingOverheads = 64;
 
   RingPool* pool_;
   uint64_t session_id_;
@@ -80,6 +92,9 @@ class Drainer {
   uint64_t no_buffer_reported_ = 0;
   uint32_t threads_seen_ = 0;
   uint64_t corrupt_records_ = 0;
+  Overhead overheads_[kMaxPendingOverheads] = {};
+  uint32_t pending_overheads_ = 0;
+  uint64_t overheads_lost_ = 0;
 };
 
 }  // namespace gt

@@ -26,7 +26,8 @@ inline constexpr uint32_t kStreamClockNs = 1, kRealtimeNs = 2, kUncertaintyNs = 
 }
 namespace chunk {
 inline constexpr uint32_t kCrc32c = 1, kSequenceId = 2, kTid = 3, kBaseNs = 4, kStrings = 5, kThread = 6,
-                          kDrops = 7, kClock = 8, kEndOfStream = 9, kStats = 10, kDiagnostics = 11;
+                          kDrops = 7, kClock = 8, kEndOfStream = 9, kStats = 10, kDiagnostics = 11,
+                          kProfilerOverheads = 12;
 inline constexpr uint32_t kNvtx = 16, kNvtxDomains = 17, kNvtxStrings = 18, kNvtxPayloadSchemas = 19;
 }
 namespace interned_string {
@@ -45,6 +46,10 @@ inline constexpr uint32_t kRecordsWritten = 1, kRecordsDropped = 2, kChunksWritt
 }
 namespace diagnostic {
 inline constexpr uint32_t kTsNs = 1, kSeverity = 2, kSource = 3, kText = 4;
+}
+namespace profiler_overhead {
+inline constexpr uint32_t kStartNs = 1, kEndNs = 2, kKind = 3, kTid = 4;
+inline constexpr uint32_t kKindStreamWrite = 1, kKindDrain = 2;
 }
 namespace nvtx_event {
 inline constexpr uint32_t kKind = 1, kTsDeltaNs = 2, kDomainId = 3, kStringId = 4, kRegisteredStringId = 5,

@@ -261,6 +261,14 @@ void WriteEndMark(Session* s, uint32_t mark) {
   s->hold_until_ns.store(NowNs() + kEndHoldNs, std::memory_order_release);
 }
 
+// Drain thread: a write of the stream file, reported as gtrace's overhead (PROFILER_OVERHEAD) in the
+// next chunks written.
+void TimedWrite(Session* s) {
+  uint64_t start = StreamNow();
+  WriteOutput(s);
+  s->drainer->NoteOverhead(field::profiler_overhead::kKindStreamWrite, start, StreamNow());
+}
+
 void* DrainMain(void* arg) {
   auto* s = static_cast<Session*>(arg);
   t_gt_thread.internal = true;
@@ -269,7 +277,7 @@ void* DrainMain(void* arg) {
   uint64_t last_write = NowNs();
   uint64_t last_clock = last_write;
   s->drainer->EmitClockSnapshot();
-  WriteOutput(s);
+  TimedWrite(s);
   s->thread_started.store(true, std::memory_order_release);
   while (true) {
     // Woken by flush requests, end marks, and producers whose ring crossed its high-water mark
@@ -319,7 +327,7 @@ void* DrainMain(void* arg) {
       last_write = now;
     } else if (stopping || flush_asked || s->drainer->output()->size() >= kWriteThresholdBytes ||
         now - last_write >= flush_interval_ns) {
-      WriteOutput(s);
+      TimedWrite(s);
       last_write = now;
     }
     if (stopping) {

@@ -104,16 +104,16 @@ def gtrace_summary(db, report_csv):
         iv = kernel_intervals(db, name)
         out[phase] = {
             "kernel": name, "short": short, "instances": len(iv),
-            "dram_read": report.get(("Kernel", name, "DRAM Read Bandwidth [bytes/s]")),
-            "dram_write": report.get(("Kernel", name, "DRAM Write Bandwidth [bytes/s]")),
+            "dram_read": report.get(("Kernel", name, "gtrace DRAM Read Bytes [bytes/s]")),
+            "dram_write": report.get(("Kernel", name, "gtrace DRAM Write Bytes [bytes/s]")),
             "tensor": report.get(("Kernel", name, "Tensor Active [Throughput %]")),
             # Independent re-computation from GPU_METRICS: the report's attribution must agree.
             "tensor_recomputed": weighted_avg(db, "Tensor Active [Throughput %]", iv),
         }
     for phase in ("h2d", "d2h"):
         if phase in ranges:
-            out[phase] = {"pcie_rx": report.get(("NVTX", ":" + phase, "PCIe RX Bandwidth [bytes/s]")),
-                          "pcie_tx": report.get(("NVTX", ":" + phase, "PCIe TX Bandwidth [bytes/s]"))}
+            out[phase] = {"pcie_rx": report.get(("NVTX", ":" + phase, "gtrace PCIe RX Bytes [bytes/s]")),
+                          "pcie_tx": report.get(("NVTX", ":" + phase, "gtrace PCIe TX Bytes [bytes/s]"))}
     return out
 
 

@@ -95,6 +95,14 @@ TEST(SchemaFields, ConstantsMatchDescriptor) {
   EXPECT_FIELD(StreamStats, "close_reason", field::stream_stats::kCloseReason);
   EXPECT_FIELD(StreamStats, "end_reason", field::stream_stats::kEndReason);
   EXPECT_FIELD(StreamStats, "end_signal", field::stream_stats::kEndSignal);
+  EXPECT_FIELD(Chunk, "profiler_overheads", field::chunk::kProfilerOverheads);
+  EXPECT_FIELD(ProfilerOverhead, "start_ns", field::profiler_overhead::kStartNs);
+  EXPECT_FIELD(ProfilerOverhead, "end_ns", field::profiler_overhead::kEndNs);
+  EXPECT_FIELD(ProfilerOverhead, "kind", field::profiler_overhead::kKind);
+  EXPECT_FIELD(ProfilerOverhead, "tid", field::profiler_overhead::kTid);
+  EXPECT_EQ(field::profiler_overhead::kKindStreamWrite,
+            static_cast<uint32_t>(schema::PROFILER_OVERHEAD_KIND_STREAM_WRITE));
+  EXPECT_EQ(field::profiler_overhead::kKindDrain, static_cast<uint32_t>(schema::PROFILER_OVERHEAD_KIND_DRAIN));
   EXPECT_FIELD(Diagnostic, "ts_ns", field::diagnostic::kTsNs);
   EXPECT_FIELD(Diagnostic, "severity", field::diagnostic::kSeverity);
   EXPECT_FIELD(Diagnostic, "source", field::diagnostic::kSource);

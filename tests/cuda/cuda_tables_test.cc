@@ -16,8 +16,9 @@ namespace {
 
 using Rows = std::vector<std::string>;
 
-// Tables every export has (24 ENUM_* tables counted, not listed), and gtrace's own tables that have
-// rows in every export (the clock placement of each process, the process tree).
+// Tables every export has (24 ENUM_* tables counted, not listed), gtrace's own tables that have
+// rows in every export (the clock placement of each process, the process tree), and
+// PROFILER_OVERHEAD, which every recorded stream fills (gtrace's own stream writes).
 const Rows kAlways = {"ANALYSIS_DETAILS",
                       "GTRACE_CLOCK_ALIGNMENT",
                       "GTRACE_PROCESS_TREE",
@@ -25,6 +26,7 @@ const Rows kAlways = {"ANALYSIS_DETAILS",
                       "META_DATA_CAPTURE",
                       "META_DATA_EXPORT",
                       "PROCESSES",
+                      "PROFILER_OVERHEAD",
                       "StringIds",
                       "TARGET_INFO_SESSION_START_TIME",
                       "TARGET_INFO_SYSTEM_ENV",

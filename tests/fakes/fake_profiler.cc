@@ -224,7 +224,10 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetSupportedChips(CUpti_Profiler_Host_GetS
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostGetSupportedChips)>(
         dlsym(real, "cuptiProfilerHostGetSupportedChips"))(p);
-  static const char* chips[] = {"FAKE100"};
+  static std::string chip;  // FAKE_CUPTI_CHIP: the one chip this fake knows
+  static const char* chips[1];
+  chip = Chip();
+  chips[0] = chip.c_str();
   p->numChips = 1;
   p->ppChipNames = chips;
   return CUPTI_SUCCESS;

@@ -156,5 +156,44 @@ TEST(PythonSample, NvtxPackage) {
             (std::vector<std::string>{"0"}));  // ended on the "ender" thread
 }
 
+// gtrace's own work as nsys's PROFILER_OVERHEAD (issue 15): every write of the stream file is a row on
+// the drain thread (one thread, none of the application's: no ThreadNames row), overheadType 0 (nsys's
+// OVERHEAD_UNDEFINED, which it uses for its own non-CUPTI work). With a flush interval longer than the
+// run the drain loop writes the file twice — at session start and when the session stops — and each
+// is described in a later chunk; the very last write (the end-of-stream chunk) cannot describe itself.
+TEST(ProfilerOverhead, StreamWritesAreRowsOfTheDrainThread) {
+  TempDir dir;
+  test::RunOptions o = test::TracedRun(dir);
+  o.env["GTRACE_FLUSH_MS"] = "60000";
+  RunResult r = RunProgram({test::SamplePath("nvtx_threads"), "--threads", "2", "--iterations", "3"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("out.sqlite"), streams[0]});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  Db db(dir.File("out.sqlite"));
+  ASSERT_TRUE(db.ok());
+  // The DDL is nsys 3.25.0's.
+  EXPECT_EQ(db.Rows("SELECT name FROM pragma_table_info('PROFILER_OVERHEAD') ORDER BY cid"),
+            (std::vector<std::string>{"start", "end", "globalTid", "nameId", "overheadType"}));
+  EXPECT_EQ(db.Rows("SELECT s.value, p.overheadType, count(*) FROM PROFILER_OVERHEAD p JOIN StringIds s ON "
+                    "s.id = p.nameId WHERE s.value = 'gtrace stream write' GROUP BY 1, 2"),
+            (std::vector<std::string>{"gtrace stream write|0|2"}));
+  // Only gtrace's names, only its drain thread, named; every row a real interval inside the session.
+  EXPECT_EQ(db.Rows("SELECT DISTINCT s.value FROM PROFILER_OVERHEAD p JOIN StringIds s ON s.id = p.nameId WHERE "
+                    "s.value NOT IN ('gtrace stream write', 'gtrace buffer drain')"),
+            (std::vector<std::string>{}));
+  EXPECT_EQ(db.Int("SELECT count(DISTINCT globalTid) FROM PROFILER_OVERHEAD"), 1);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM PROFILER_OVERHEAD p WHERE p.globalTid IN (SELECT globalTid FROM ThreadNames) "
+                   "OR p.globalTid IN (SELECT globalTid FROM NVTX_EVENTS)"),
+            0);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM PROFILER_OVERHEAD WHERE start > \"end\" OR start < 0"), 0);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM PROFILER_OVERHEAD p WHERE p.globalTid >> 24 <> (SELECT globalPid >> 24 "
+                   "FROM PROCESSES)"),
+            0);
+  // The first write (session start) comes before every NVTX event.
+  EXPECT_EQ(db.Int("SELECT min(start) <= (SELECT min(start) FROM NVTX_EVENTS) FROM PROFILER_OVERHEAD"), 1);
+}
+
 }  // namespace
 }  // namespace gt

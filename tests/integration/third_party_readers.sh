@@ -4,7 +4,12 @@
 #  - BSC's nsys2prv (PyPI nsys2prv 0.5.8), which also shells out to `nsys export` and `nsys stats`:
 #    run unmodified with `gtrace nsys-compat`'s nsys first in PATH, on a CUDA run through the fake
 #    CUPTI (test double; NVTX ranges + 5 kernels) and on a merged 4-rank/2-host simulator export;
-#    it must write its Paraver trace (.prv/.pcf/.row) with our kernels in it.
+#    it must write its Paraver trace (.prv/.pcf/.row) with our kernels in it; on a GPU-metrics run
+#    through the fake CUPTI as a GH100 (its gpu_metrics path: event type 9400 + metricId, named by
+#    TARGET_INFO_GPU_METRICS.metricName, so nsys's names and GH100 ids must come out as they are); and
+#    on the NVTX sample (the demo's nvtx_threads), where nsys2prv 0.5.8 stops at the CUDA device
+#    table it reads unconditionally (TARGET_INFO_CUDA_CONTEXT_INFO) — asserted exactly, after our
+#    compat `nsys export` has written the database it asked for.
 #  - nsys-tui (PyPI nsys-tui 0.1.5), which keys GPUs on deviceId: on the merged export it must see
 #    four GPUs, each named, with its SM count and its own rank's kernels.
 # Exit 77 (ctest SKIP) when PyPI cannot be reached or python3 has no venv module.
@@ -59,4 +64,56 @@ n=$(grep -c ":63000006:[1-9]" simtrace.prv)
 [ "$n" = 384 ] || fail "expected 384 compute kernel records in simtrace.prv, got $n"
 n=$(grep -c ":63000007:[1-9]" simtrace.prv)
 [ "$n" = 80 ] || fail "expected 80 NCCL kernel records in simtrace.prv, got $n"
-echo "third-party readers: ok (nsys2prv through gtrace nsys-compat, nsys-tui)"
+
+# 3. GPU metrics through the fake CUPTI (a test double) as a GH100: nsys2prv -t gpu_metrics.
+mkdir -p "$work/metrics" && cd "$work/metrics" || exit 1
+GTRACE_OUTPUT=$work/metrics/met GTRACE_CUPTI_PATH=$build/lib/libgt_fake_cupti.so GTRACE_GPU_METRICS_DEVICES=all \
+  FAKE_CUPTI_CHIP=GH100 FAKE_CUDA_UUID_TAG=a1b2c3 \
+  LD_PRELOAD=$build/lib/libgtrace.so "$build/bin/fake_metrics_app" timeline >/dev/null 2>&1 || fail "fake_metrics_app"
+[ -f met.gtrace ] || fail "no metrics stream written"
+PATH=$work/bin:$PATH timeout 300 "$work/venv/bin/nsys2prv" -t cuda_api_trace,gpu_metrics met.gtrace mtrace \
+  >nsys2prv.log 2>&1 || { cat nsys2prv.log; fail "nsys2prv on the GPU-metrics run"; }
+grep -q "correctly translated" nsys2prv.log || { cat nsys2prv.log; fail "nsys2prv did not report success"; }
+# Its metric event types: 9400 + nsys's GH100 metricId for nsys's metrics, 9400 + 1000.. for gtrace's.
+expected_pcf='7 9400 GPC Clock Frequency [MHz]
+7 9402 GR Active [Throughput %]
+7 9403 SMs Active [Throughput %]
+7 9404 SM Issue [Throughput %]
+7 9405 Tensor Active [Throughput %]
+7 9412 Compute Warps in Flight [Throughput %]
+7 10400 gtrace Warp Occupancy of Active SMs [Throughput %]
+7 10401 gtrace DRAM Read Bytes [bytes/s]
+7 10402 gtrace DRAM Write Bytes [bytes/s]
+7 10403 gtrace DRAM Throughput [Throughput %]
+7 10404 gtrace PCIe RX Bytes [bytes/s]
+7 10405 gtrace PCIe TX Bytes [bytes/s]
+7 10406 gtrace NVLink RX Bytes [bytes/s]
+7 10407 gtrace NVLink TX Bytes [bytes/s]'
+got_pcf=$(grep "^7 9[0-9][0-9][0-9] \|^7 10[0-9][0-9][0-9] " mtrace.pcf)
+[ "$got_pcf" = "$expected_pcf" ] || fail "nsys2prv metric names: $got_pcf"
+# 20 samples, one Paraver record each; the fake's copy phase has SMs Active 20 %, its GEMM phase
+# Tensor Active 80 % (10 samples each).
+n=$(grep -c "^2:.*:9400:[0-9]*:9402:" mtrace.prv)
+[ "$n" = 20 ] || fail "expected 20 GPU-metric records in mtrace.prv, got $n"
+n=$(grep -c ":9403:20:" mtrace.prv)
+[ "$n" = 10 ] || fail "expected 10 records with SMs Active 20, got $n"
+n=$(grep -c ":9405:80:" mtrace.prv)
+[ "$n" = 10 ] || fail "expected 10 records with Tensor Active 80, got $n"
+
+# 4. The NVTX sample (no CUDA). nsys2prv runs our compat `nsys export`, then reads
+#    TARGET_INFO_CUDA_CONTEXT_INFO unconditionally; an export of a run without CUDA has no such table
+#    (nsys exports lazily: tables only with rows), so nsys2prv 0.5.8 stops there. The database it
+#    asked for is complete: 4 threads x 10 iterations of the sample's push/pop ranges.
+mkdir -p "$work/nvtx" && cd "$work/nvtx" || exit 1
+"$gtrace" profile -o nvtx -- "$build/bin/nvtx_threads" --threads 4 --iterations 10 >/dev/null 2>&1 ||
+  fail "gtrace profile of the NVTX sample"
+PATH=$work/bin:$PATH timeout 300 "$work/venv/bin/nsys2prv" -t nvtx_pushpop_trace nvtx.gtrace ntrace >nsys2prv.log 2>&1
+rc=$?
+[ "$rc" = 1 ] || { cat nsys2prv.log; fail "nsys2prv on the NVTX sample: expected exit 1, got $rc"; }
+grep -qx "ValueError: Table TARGET_INFO_CUDA_CONTEXT_INFO not found" nsys2prv.log ||
+  { cat nsys2prv.log; fail "nsys2prv on the NVTX sample stopped elsewhere"; }
+[ -s nvtx.sqlite ] || fail "the compat nsys export wrote no nvtx.sqlite"
+n=$(python3 -c "import sqlite3; print(sqlite3.connect('nvtx.sqlite').execute(
+  'SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59').fetchone()[0])")
+[ "$n" = 92 ] || fail "expected 92 push/pop ranges in nvtx.sqlite, got $n"
+echo "third-party readers: ok (nsys2prv through gtrace nsys-compat: CUDA, merged, GPU metrics, NVTX sample; nsys-tui)"

@@ -83,6 +83,43 @@ TEST(GpuMetricsSum, TimeWeightedAveragesPerRangeAndKernel) {
                                                "1000000000.00", "1000000000", "1000000000"}));
 }
 
+// nsys numbers metrics per chip family: "SMs Active [Throughput %]" is metricId 3 on a GH100 and 7 on a
+// GB202, and id 3 on the GB202 is another metric. The report groups by name, per GPU's own ids.
+TEST(GpuMetricsSum, MetricIdsArePerGpuFamily) {
+  TestDb db("gpu_metrics_families.sqlite");
+  db.Create({"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL"});
+  CreateNsys(db, "GPU_METRICS");
+  CreateNsys(db, "TARGET_INFO_GPU_METRICS");
+  CreateNsys(db, "TARGET_INFO_CUDA_DEVICE");
+  const std::string t0 = std::to_string(kType0), t1 = std::to_string(kType0 | 1);
+  db.Exec("INSERT INTO TARGET_INFO_GPU_METRICS VALUES (" + t0 + ", 1, 'GPU 0', 3, 'SMs Active [Throughput %]'), (" +
+          t1 + ", 1, 'GPU 1', 7, 'SMs Active [Throughput %]'), (" + t1 +
+          ", 1, 'GPU 1', 3, 'Sync Copy Engine Active [Cycles Active]')");
+  for (int i = 1; i <= 4; ++i) {
+    std::string ts = std::to_string(i * 1000);
+    db.Exec("INSERT INTO GPU_METRICS VALUES (" + ts + ", " + ts + ", " + t0 + ", 3, 10)");
+    db.Exec("INSERT INTO GPU_METRICS VALUES (" + ts + ", " + ts + ", " + t1 + ", 7, 30)");
+    db.Exec("INSERT INTO GPU_METRICS VALUES (" + ts + ", " + ts + ", " + t1 + ", 3, 5000)");
+  }
+  db.Exec(
+      "INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) VALUES "
+      "(0, 0, 100, 'u0', 8), (1, 1, 100, 'u1', 8)");
+  KernelRow k;
+  k.global_pid = GlobalPid(100);
+  k.demangled_name = k.short_name = "k";
+  k.start = 1000, k.end = 3000, k.correlation_id = 1;  // GPU 0: 2000 ns at 10 %
+  db.AddKernel(k);
+  k.device_id = 1, k.start = 1000, k.end = 2000, k.correlation_id = 2;  // GPU 1: 1000 ns at 30 %
+  db.AddKernel(k);
+  std::vector<std::vector<std::string>> rows = ParseCsv(RunOk(db.path(), "gpu_metrics_sum"));
+  ASSERT_EQ(rows.size(), 3u) << RunOk(db.path(), "gpu_metrics_sum");
+  // (10 x 2000 + 30 x 1000) / 3000; names in the order of their smallest metricId, then by name.
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"Kernel", "k", "SMs Active [Throughput %]", "2", "3000", "3", "16.67",
+                                               "10", "30"}));
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"Kernel", "k", "Sync Copy Engine Active [Cycles Active]", "1", "1000",
+                                               "1", "5000.00", "5000", "5000"}));
+}
+
 TEST(GpuMetricsSum, NeedsGpuMetrics) {
   TestDb db("no_metrics.sqlite");
   std::ostringstream out;

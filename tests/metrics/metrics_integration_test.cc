@@ -119,7 +119,8 @@ class Timeline : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     run_ = new TracedApp(
-        Traced(*dir_, "timeline", {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_UUID_TAG", Tag(1)}}));
+        Traced(*dir_, "timeline",
+               {{"GTRACE_GPU_METRICS_DEVICES", "all"}, {"FAKE_CUDA_UUID_TAG", Tag(1)}, {"FAKE_CUPTI_CHIP", "GH100"}}));
     RemoveLocks(Tag(1));
   }
   static void TearDownTestSuite() {
@@ -142,18 +143,21 @@ TEST_F(Timeline, SamplesAreExportedAsGpuMetricsRows) {
   EXPECT_EQ(db.Int("SELECT count(DISTINCT timestamp) FROM GPU_METRICS"), 20);
   EXPECT_EQ(
       db.Rows("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS ORDER BY metricId"),
-      (Rows{"0|GPC Clock Frequency [MHz]", "1|GR Active [Throughput %]", "2|SMs Active [Throughput %]",
-            "3|SM Issue [Throughput %]", "4|Tensor Active [Throughput %]", "5|Compute Warps in Flight [Throughput %]",
-            "6|Warp Occupancy of Active SMs [Throughput %]", "7|DRAM Read Bandwidth [bytes/s]",
-            "8|DRAM Write Bandwidth [bytes/s]", "9|DRAM Throughput [Throughput %]", "10|PCIe RX Bandwidth [bytes/s]",
-            "11|PCIe TX Bandwidth [bytes/s]", "12|NVLink RX Bandwidth [bytes/s]", "13|NVLink TX Bandwidth [bytes/s]"}));
+      // nsys's names and GH100 ids where the metric is nsys's (tools/export/nsys_gpu_metrics.cc), gtrace's
+      // own names from 1000 for the rest.
+      (Rows{"0|GPC Clock Frequency [MHz]", "2|GR Active [Throughput %]", "3|SMs Active [Throughput %]",
+            "4|SM Issue [Throughput %]", "5|Tensor Active [Throughput %]", "12|Compute Warps in Flight [Throughput %]",
+            "1000|gtrace Warp Occupancy of Active SMs [Throughput %]", "1001|gtrace DRAM Read Bytes [bytes/s]",
+            "1002|gtrace DRAM Write Bytes [bytes/s]", "1003|gtrace DRAM Throughput [Throughput %]",
+            "1004|gtrace PCIe RX Bytes [bytes/s]", "1005|gtrace PCIe TX Bytes [bytes/s]",
+            "1006|gtrace NVLink RX Bytes [bytes/s]", "1007|gtrace NVLink TX Bytes [bytes/s]"}));
   // typeId: <hw 0><vm 1><source 1><gpu id>, its low byte the TARGET_INFO_GPU id of the sampled UUID.
   EXPECT_EQ(
       db.Rows("SELECT DISTINCT typeId, sourceId, typeName FROM TARGET_INFO_GPU_METRICS"),
-      (Rows{std::to_string((int64_t{1} << 48) | (int64_t{1} << 32)) + "|1|GPU 0 PM sampling: Fake GPU 0 (FAKE100)"}));
+      (Rows{std::to_string((int64_t{1} << 48) | (int64_t{1} << 32)) + "|1|GPU 0 PM sampling: Fake GPU 0 (GH100)"}));
   EXPECT_EQ(db.Rows("SELECT DISTINCT g.id, g.uuid, g.chipName, g.busLocation FROM GPU_METRICS m JOIN TARGET_INFO_GPU g "
                     "ON g.id = (m.typeId & 255)"),
-            (Rows{"0|b15c2a57-42ed-1d24-2c84-0670" + Tag(1) + "40|FAKE100|0000:19:00.0"}));
+            (Rows{"0|b15c2a57-42ed-1d24-2c84-0670" + Tag(1) + "40|GH100|0000:19:00.0"}));
 }
 
 TEST_F(Timeline, ValuesAreScaledIntegers) {
@@ -167,11 +171,11 @@ TEST_F(Timeline, ValuesAreScaledIntegers) {
   // them (the stream carries 32-bit floats: 1.5e12 travels as 1500000026624).
   EXPECT_EQ(values(0),
             "1980,1980,1980,1980,1980,1980,1980,1980,1980,1980,1755,1755,1755,1755,1755,1755,1755,1755,1755,1755");
-  EXPECT_EQ(values(3), "0,0,0,0,0,0,0,0,0,0,40,40,40,40,40,40,40,40,40,40");
-  EXPECT_EQ(values(4), "0,0,0,0,0,0,0,0,0,0,80,80,80,80,80,80,80,80,80,80");
-  EXPECT_EQ(db.Int("SELECT DISTINCT value FROM GPU_METRICS WHERE metricId = 7 AND value > 1000000000000"),
+  EXPECT_EQ(values(4), "0,0,0,0,0,0,0,0,0,0,40,40,40,40,40,40,40,40,40,40");
+  EXPECT_EQ(values(5), "0,0,0,0,0,0,0,0,0,0,80,80,80,80,80,80,80,80,80,80");
+  EXPECT_EQ(db.Int("SELECT DISTINCT value FROM GPU_METRICS WHERE metricId = 1001 AND value > 1000000000000"),
             static_cast<int64_t>(static_cast<float>(1.5e12)));
-  EXPECT_EQ(db.Int("SELECT DISTINCT value FROM GPU_METRICS WHERE metricId = 8 AND value > 0"),
+  EXPECT_EQ(db.Int("SELECT DISTINCT value FROM GPU_METRICS WHERE metricId = 1002 AND value > 0"),
             static_cast<int64_t>(static_cast<float>(1.4e12)));
 }
 
@@ -184,7 +188,7 @@ TEST_F(Timeline, SamplesShareTheKernelsClock) {
             db.Int("SELECT k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
                    "WHERE s.value = 'copy_kernel'"));
   EXPECT_EQ(db.Int("SELECT max(timestamp) - min(timestamp) FROM GPU_METRICS"), 1900000);
-  EXPECT_EQ(db.Int("SELECT count(*) FROM GPU_METRICS m, CUPTI_ACTIVITY_KIND_KERNEL k WHERE m.metricId = 4 AND "
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GPU_METRICS m, CUPTI_ACTIVITY_KIND_KERNEL k WHERE m.metricId = 5 AND "
                    "m.value = 80 AND k.shortName = (SELECT id FROM StringIds WHERE value = 'gemm_kernel') AND "
                    "m.timestamp > k.start AND m.timestamp <= k.\"end\" + 100000"),
             9);
@@ -197,7 +201,7 @@ TEST_F(Timeline, OwnTablesRecordTheSetAndLosses) {
   Db db(run_->db);
   EXPECT_EQ(db.Rows("SELECT cudaId, gpuId, chipName, state, setName, samplingIntervalNs, triggerMode, samples, "
                     "droppedSamples, hwBufferOverflows, decodeErrors, ownerRule FROM GTRACE_GPU_METRICS_DEVICES"),
-            (Rows{"0|0|FAKE100|stopped|default|100000|time|20|0|1|0|no local rank: this process samples every "
+            (Rows{"0|0|GH100|stopped|default|100000|time|20|0|1|0|no local rank: this process samples every "
                   "requested device it sees"}));
   EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_GPU_METRICS_CONFIG WHERE accepted = 1 AND profiler = 'pm-sampling'"),
             14);
@@ -215,7 +219,7 @@ TEST_F(Timeline, OwnTablesRecordTheSetAndLosses) {
 TEST_F(Timeline, GpuMetricsSumAveragesOverKernels) {
   ASSERT_FALSE(run_->db.empty());
   std::string csv = Report(run_->db, "gpu_metrics_sum");
-  EXPECT_NE(csv.find("Kernel,copy_kernel,DRAM Read Bandwidth [bytes/s],1,800000,8,1500000026624.00,"),
+  EXPECT_NE(csv.find("Kernel,copy_kernel,gtrace DRAM Read Bytes [bytes/s],1,800000,8,1500000026624.00,"),
             std::string::npos)
       << csv;
   EXPECT_NE(csv.find("Kernel,copy_kernel,SMs Active [Throughput %],1,800000,8,20.00,20,20"), std::string::npos) << csv;

@@ -461,8 +461,8 @@ TEST(NsysTables, NcclOnlyProcess) {
                                       "GTRACE_NCCL_EVENTS", "GTRACE_NCCL_EVENT_STATES", "GTRACE_NCCL_GPU_CLOCK",
                                       "GTRACE_NCCL_OPERATIONS", "GTRACE_NCCL_POOLS", "GTRACE_PROCESS_TREE",
                                       "GTRACE_RANKS", "META_DATA_CAPTURE", "META_DATA_EXPORT", "NVTX_EVENTS",
-                                      "NVTX_PAYLOAD_SCHEMAS", "NVTX_PAYLOAD_SCHEMA_ENTRIES", "PROCESSES", "StringIds",
-                                      "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV", "ThreadNames"}));
+                                      "NVTX_PAYLOAD_SCHEMAS", "NVTX_PAYLOAD_SCHEMA_ENTRIES", "PROCESSES",
+                                      "PROFILER_OVERHEAD", "StringIds", "TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SYSTEM_ENV", "ThreadNames"}));
   EXPECT_EQ(I(t.db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name LIKE 'ENUM_%'"), 24);
   // Every non-ENUM table but the always-written ones has rows (none is there empty).
   for (const std::string& table : Q(t.db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "

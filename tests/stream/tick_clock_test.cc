@@ -102,6 +102,7 @@ TEST(ChunkTimes, EveryNsFieldIsConvertedOrDeliberatelyLeft) {
   CollectNsFields(schema::Chunk::descriptor(), &seen, &fields);
   const std::set<std::string> converted = {
       "Chunk.base_ns", "ClockSnapshot.stream_clock_ns", "DropReport.ts_ns", "StreamStats.end_ns", "Diagnostic.ts_ns",
+      "ProfilerOverhead.start_ns", "ProfilerOverhead.end_ns",
       "NvtxEvent.ts_delta_ns", "NvtxDomain.create_ts_ns",
       "CudaApiCall.start_delta_ns", "CudaApiCall.duration_ns", "CudaKernel.start_delta_ns", "CudaKernel.duration_ns",
       "CudaMemcpy.start_delta_ns", "CudaMemcpy.duration_ns", "CudaMemset.start_delta_ns", "CudaMemset.duration_ns",

@@ -85,6 +85,32 @@ Status Diagnostic(ExportContext& ctx, StreamContext& s, int64_t ts, int64_t seve
   return ins->Int(1, ts).Int(2, 1).Int(3, 1).Int(4, severity).Text(5, text).Int(6, s.GlobalPid()).Run();
 }
 
+// gtrace's own work (ProfilerOverhead) -> nsys's PROFILER_OVERHEAD(start, end, globalTid, nameId,
+// overheadType): nsys names its own work there ("CUPTI Buffer flush", "TLS allocation", "CUDA
+// profiling data flush on process exit"...) with the thread that did it; its non-CUPTI work has
+// overheadType 0 (OVERHEAD_UNDEFINED), as gtrace's writes and drain passes do here. globalTid is
+// gtrace's drain thread, which (unlike nsys's "[NSys]" threads) gets no ThreadNames row: it recorded
+// nothing of the application's. The table exists only when there are rows (lazy tables).
+Status ProfilerOverheadRow(ExportContext& ctx, StreamContext& s, const schema::ProfilerOverhead& o) {
+  const char* name = o.kind() == schema::PROFILER_OVERHEAD_KIND_STREAM_WRITE ? "gtrace stream write"
+                     : o.kind() == schema::PROFILER_OVERHEAD_KIND_DRAIN      ? "gtrace buffer drain"
+                                                                             : "gtrace";
+  Status st = ctx.EnsureTable("PROFILER_OVERHEAD");
+  if (!st.ok()) return st;
+  Statement* ins = ctx.Insert("PROFILER_OVERHEAD",
+                              "INSERT INTO PROFILER_OVERHEAD (start, \"end\", globalTid, nameId, overheadType) "
+                              "VALUES (?,?,?,?,?)",
+                              &st);
+  if (ins == nullptr) return st;
+  int64_t name_id = 0;
+  if (!(st = ctx.StringId(name, &name_id)).ok()) return st;
+  int64_t start = s.ToSessionNs(o.start_ns());
+  int64_t end = std::max(start, s.ToSessionNs(o.end_ns()));
+  ctx.NoteTime(end);
+  const int64_t global_tid = PackGlobalTid(s.hw_id, s.pid, o.tid());  // not GlobalTid: no ThreadNames row
+  return ins->Int(1, start).Int(2, end).Int(3, global_tid).Int(4, name_id).Int(5, 0).Run();
+}
+
 // Stream-level content every module relies on: strings, threads, drops, diagnostics, stats.
 Status CoreChunk(ExportContext& ctx, StreamContext& s, const schema::Chunk& chunk) {
   for (const schema::InternedString& str : chunk.strings()) s.strings[str.id()] = str.text();
@@ -107,6 +133,10 @@ Status CoreChunk(ExportContext& ctx, StreamContext& s, const schema::Chunk& chun
                        : d.severity() == schema::DIAGNOSTIC_SEVERITY_WARNING ? 2
                                                                              : 1;
     Status st = Diagnostic(ctx, s, s.ToSessionNs(d.ts_ns()), severity, d.source() + ": " + d.text());
+    if (!st.ok()) return st;
+  }
+  for (const schema::ProfilerOverhead& o : chunk.profiler_overheads()) {
+    Status st = ProfilerOverheadRow(ctx, s, o);
     if (!st.ok()) return st;
   }
   if (chunk.has_clock()) s.clock_pairs.Add(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/export/cuda_names.h"
+#include "tools/export/nsys_gpu_metrics.h"
 
 namespace gt::exporter {
 namespace {
@@ -102,8 +103,9 @@ struct Device {
   int64_t global_pid = 0;
   schema::GpuMetricsDevice info;           // latest state
   std::vector<schema::GpuMetric> metrics;  // the set sampled (kept when a later state has none)
-  std::vector<int64_t> metric_ids;
-  int64_t provisional_type = 0;  // GPU_METRICS.typeId until Finish
+  std::vector<int64_t> metric_ids;         // per metric: nsys's id for the chip, or gtrace's
+  std::vector<std::string> metric_names;   // per metric: TARGET_INFO_GPU_METRICS.metricName
+  int64_t provisional_type = 0;            // GPU_METRICS.typeId until Finish
   int64_t clock_offset_ns = 0;
   uint64_t samples = 0, dropped = 0, overflows = 0, errors = 0;
   std::string owner_rule;
@@ -202,20 +204,24 @@ class GpuMetricsExport : public ExportModule {
       dev->metrics.assign(d.metrics().begin(), d.metrics().end());
       std::sort(dev->metrics.begin(), dev->metrics.end(),
                 [](const schema::GpuMetric& a, const schema::GpuMetric& b) { return a.index() < b.index(); });
-      for (const schema::GpuMetric& m : dev->metrics)
-        dev->metric_ids.push_back(MetricId(MetricName(m)));
+      for (const schema::GpuMetric& m : dev->metrics) {
+        ExportedMetric e = ExportedMetricFor(d.chip_name(), m.cupti_name(), MetricName(m));
+        dev->metric_ids.push_back(e.metric_id >= 0 ? e.metric_id : CustomMetricId(e.name));
+        dev->metric_names.push_back(e.name);
+      }
       dev->provisional_type = static_cast<int64_t>(devices_.size());  // 1, 2, ...: never a real typeId
     }
     return Status::Ok();
   }
 
-  int64_t MetricId(const std::string& name) {
-    auto it = metric_ids_.find(name);
-    if (it != metric_ids_.end())
+  // A metric outside nsys's sets and gtrace's catalog (a `metrics:` list): one id per distinct name
+  // across the export, in order of first appearance, from kCustomMetricIdBase.
+  int64_t CustomMetricId(const std::string& name) {
+    auto it = custom_metric_ids_.find(name);
+    if (it != custom_metric_ids_.end())
       return it->second;
-    int64_t id = static_cast<int64_t>(metric_ids_.size());
-    metric_ids_.emplace(name, id);
-    metric_order_.push_back(name);
+    int64_t id = kCustomMetricIdBase + static_cast<int64_t>(custom_metric_ids_.size());
+    custom_metric_ids_.emplace(name, id);
     return id;
   }
 
@@ -265,8 +271,7 @@ class GpuMetricsExport : public ExportModule {
 
   std::vector<Device> devices_;
   std::map<std::pair<size_t, uint32_t>, size_t> index_;
-  std::map<std::string, int64_t> metric_ids_;
-  std::vector<std::string> metric_order_;
+  std::map<std::string, int64_t> custom_metric_ids_;
   std::map<std::tuple<size_t, uint32_t, uint32_t>, schema::RangeMetricsConfig> range_configs_;
   std::map<std::tuple<size_t, uint32_t, uint32_t>, std::tuple<uint32_t, uint32_t, int64_t>> range_config_owner_;
   std::vector<RangeRow> ranges_;
@@ -379,7 +384,7 @@ Status GpuMetricsExport::Finish(ExportContext& ctx) {
         if (!target_rows.insert({*type_id, d.metric_ids[i]}).second)
           continue;
         ti->Int(1, *type_id).Int(2, kGpuMetricsSourceId).Text(3, type_name).Int(4, d.metric_ids[i]);
-        ti->Text(5, MetricName(d.metrics[i]));
+        ti->Text(5, d.metric_names[i]);
         if (!(st = ti->Run()).ok())
           return st;
       }
@@ -437,7 +442,7 @@ Status GpuMetricsExport::Finish(ExportContext& ctx) {
     for (size_t k = 0; k < d.metrics.size(); ++k) {
       const schema::GpuMetric& m = d.metrics[k];
       cfg->OptInt(1, type_id).Int(2, d.global_pid).Int(3, i.device_id()).Text(4, "pm-sampling").Text(5, m.key());
-      cfg->Text(6, m.cupti_name()).Int(7, d.metric_ids[k]).Text(8, MetricName(m)).Text(9, m.export_unit());
+      cfg->Text(6, m.cupti_name()).Int(7, d.metric_ids[k]).Text(8, d.metric_names[k]).Text(9, m.export_unit());
       cfg->Real(10, m.export_scale()).Int(11, 1).Null(12);
       if (!(st = cfg->Run()).ok())
         return st;

@@ -11,8 +11,9 @@
 //    (one per host and UUID), and a GPU only GPU metrics saw gets the next free id and a
 //    TARGET_INFO_GPU row of its own. Samples are written with a provisional typeId while streams are
 //    read and renumbered in Finish (GPU ids are known only once every stream was read).
-//  - metricId: one per distinct metric name across the export, in order of first appearance.
-//  - metricName: "<label> [<unit>]", e.g. "SMs Active [Throughput %]", "DRAM Read Bandwidth [bytes/s]".
+//  - metricId / metricName: nsys's, per chip family, for a metric that is one of nsys's (e.g. "SMs
+//    Active [Throughput %]", id 3 on GH100); gtrace's other metrics are named "gtrace ..." with ids
+//    from 1000, custom CUPTI metrics "<cupti name> [<unit>]" from 2000 (tools/export/nsys_gpu_metrics.h).
 //  - value: round(CUPTI value * scale): percentages as whole percent (0..100), GPC clock in MHz,
 //    bandwidths in bytes per second; timestamp = the sample's end (session ns); rawTimestamp = the
 //    same instant on CUPTI's clock (stream ns + the sampler's clock offset).

@@ -35,7 +35,7 @@ constexpr int64_t kTidMask = 0xFFFFFF;
 
 struct GpuSamples {
   std::vector<int64_t> ts;                         // distinct sample timestamps, ascending
-  std::map<int64_t, std::vector<int64_t>> values;  // metricId -> value per ts (kMissing when absent)
+  std::map<int64_t, std::vector<int64_t>> values;  // metric rank -> value per ts (kMissing when absent)
 };
 constexpr int64_t kMissing = INT64_MIN;
 
@@ -78,11 +78,51 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
   if (!db.HasTable("TARGET_INFO_GPU_METRICS")) {
     return MissingTable(db, *table, "TARGET_INFO_GPU_METRICS", "profile with --gpu-metrics-devices");
   }
-  std::map<int64_t, std::string> metric_names;
-  gt::Status st = Run(db, "SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS ORDER BY metricId",
-                      [&](Statement& s) { metric_names.emplace(s.Int(0), s.Text(1)); });
+  // Metrics are reported by name: nsys numbers metrics per chip family (the same name can have
+  // another metricId on another GPU), so (typeId, metricId) -> name, and names are listed in the order
+  // of their smallest metricId, then by name.
+  std::map<std::pair<int64_t, int64_t>, std::string> type_metric_name;
+  std::map<std::string, int64_t> min_id;
+  gt::Status st =
+      Run(db, "SELECT DISTINCT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS", [&](Statement& s) {
+        std::string name = s.Text(2);
+        type_metric_name[{s.Int(0), s.Int(1)}] = name;
+        auto it = min_id.find(name);
+        if (it == min_id.end() || s.Int(1) < it->second)
+          min_id[name] = s.Int(1);
+      });
   if (!st.ok())
     return st;
+  std::vector<std::pair<int64_t, std::string>> order;
+  for (const auto& [name, id] : min_id)
+    order.push_back({id, name});
+  std::sort(order.begin(), order.end());
+  std::map<std::string, int64_t> rank_of_name;
+  std::vector<std::string> metric_names;  // rank -> name
+  for (const auto& [id, name] : order) {
+    rank_of_name[name] = static_cast<int64_t>(metric_names.size());
+    metric_names.push_back(name);
+  }
+  std::map<std::pair<int64_t, int64_t>, int64_t> rank_cache;
+  auto metric_rank = [&](int64_t type, int64_t metric) {
+    auto c = rank_cache.find({type, metric});
+    if (c != rank_cache.end())
+      return c->second;
+    auto n = type_metric_name.find({type, metric});
+    // A sample without a TARGET_INFO_GPU_METRICS row: named by its id.
+    std::string name = n != type_metric_name.end() ? n->second : std::to_string(metric);
+    auto r = rank_of_name.find(name);
+    int64_t rank;
+    if (r != rank_of_name.end()) {
+      rank = r->second;
+    } else {
+      rank = static_cast<int64_t>(metric_names.size());
+      rank_of_name[name] = rank;
+      metric_names.push_back(name);
+    }
+    rank_cache[{type, metric}] = rank;
+    return rank;
+  };
   std::map<int64_t, GpuSamples> gpus;
   st = Run(db, "SELECT typeId, timestamp, metricId, value FROM GPU_METRICS ORDER BY typeId, timestamp",
            [&](Statement& s) {
@@ -90,7 +130,7 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
              int64_t ts = s.Int(1);
              if (g.ts.empty() || g.ts.back() != ts)
                g.ts.push_back(ts);
-             std::vector<int64_t>& v = g.values[s.Int(2)];
+             std::vector<int64_t>& v = g.values[metric_rank(s.Int(0), s.Int(2))];
              v.resize(g.ts.size(), kMissing);
              v.back() = s.Int(3);
            });
@@ -129,7 +169,7 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
   }
 
   // Each region is attributed as it is read (never kept): its overlap with every sample of its GPUs.
-  std::map<std::tuple<int, std::string, int64_t>, Accum> groups;  // (kind, name, metricId)
+  std::map<std::tuple<int, std::string, int64_t>, Accum> groups;  // (kind, name, metric rank)
   auto attribute = [&](const Region& r) {
     if (r.end <= r.start)
       return;
@@ -231,10 +271,9 @@ gt::Status BuildGpuMetricsSum(Database& db, Table* table) {
                     NumberColumn("Avg"),       NumberColumn("Min"),       NumberColumn("Max")};
   for (const auto& [key, acc] : groups) {
     const auto& [kind, name, metric] = key;
-    auto mn = metric_names.find(metric);
     table->rows.push_back({Cell::Text(kind == 0 ? "NVTX" : "Kernel"), Cell::Text(name),
-                           Cell::Text(mn != metric_names.end() ? mn->second : std::to_string(metric)),
-                           Cell::Int(acc.instances), Cell::Int(acc.time), Cell::Int(acc.samples),
+                           Cell::Text(metric_names[static_cast<size_t>(metric)]), Cell::Int(acc.instances),
+                           Cell::Int(acc.time), Cell::Int(acc.samples),
                            Cell::Fixed(RoundDiv(acc.weighted * 100, acc.time), 2), Cell::Int(acc.min),
                            Cell::Int(acc.max)});
   }

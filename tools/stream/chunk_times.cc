@@ -44,6 +44,10 @@ void ConvertChunkTimes(const TickClock& c, schema::Chunk* k) {
   for (DropReport& d : *k->mutable_drops()) d.set_ts_ns(Abs(c, d.ts_ns()));
   if (k->has_stats()) k->mutable_stats()->set_end_ns(Abs(c, k->stats().end_ns()));
   for (Diagnostic& d : *k->mutable_diagnostics()) d.set_ts_ns(Abs(c, d.ts_ns()));
+  for (ProfilerOverhead& o : *k->mutable_profiler_overheads()) {
+    o.set_start_ns(Abs(c, o.start_ns()));
+    o.set_end_ns(Abs(c, o.end_ns()));
+  }
 
   Chain(c, bt, bn, k->mutable_nvtx(), &NvtxEvent::ts_delta_ns, &NvtxEvent::set_ts_delta_ns);
   for (NvtxDomain& d : *k->mutable_nvtx_domains()) d.set_create_ts_ns(Abs(c, d.create_ts_ns()));
