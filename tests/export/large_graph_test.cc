@@ -61,7 +61,8 @@ void WriteMainStream(const std::string& path) {
     s.BeginChunk(2, kPid, RowStart(first));
     for (int i = first; i < first + kRowsPerChunk; ++i) {
       const int k = i / 2;
-      if (i % 2 == 0 && !Missing(k) && !Late(k)) s.GraphLaunch(RowStart(i), k + 1, Twice(k) ? 999 : ExecOf(k));
+      if (i % 2 == 0 && !Missing(k) && !Late(k))
+        s.GraphLaunch(RowStart(i), k + 1, Twice(k) ? 999 : ExecOf(k));
       test::GraphTraceSpec g;
       g.start_ns = RowStart(i);
       g.duration_ns = RowDuration(i);
@@ -74,15 +75,19 @@ void WriteMainStream(const std::string& path) {
     // Late launches of three chunks ago (or of every chunk not yet covered, in the last one), and
     // the second record of the previous chunk's double launches.
     for (int i = first - 3 * kRowsPerChunk; i < first + kRowsPerChunk; i += 2) {
-      if (i < 0) continue;
+      if (i < 0)
+        continue;
       const int k = i / 2;
       const bool late_due = i < first - 2 * kRowsPerChunk || (c == chunks - 1 && i >= first - 2 * kRowsPerChunk);
-      if (Late(k) && late_due) s.GraphLaunch(RowStart(first), k + 1, ExecOf(k));
-      if (Twice(k) && i >= first - kRowsPerChunk && i < first) s.GraphLaunch(RowStart(first), k + 1, ExecOf(k));
+      if (Late(k) && late_due)
+        s.GraphLaunch(RowStart(first), k + 1, ExecOf(k));
+      if (Twice(k) && i >= first - kRowsPerChunk && i < first)
+        s.GraphLaunch(RowStart(first), k + 1, ExecOf(k));
     }
     if (c == chunks - 1) {  // the last chunk's double launches get their second record here too
       for (int i = first; i < first + kRowsPerChunk; i += 2) {
-        if (Twice(i / 2)) s.GraphLaunch(RowStart(first), i / 2 + 1, ExecOf(i / 2));
+        if (Twice(i / 2))
+          s.GraphLaunch(RowStart(first), i / 2 + 1, ExecOf(i / 2));
       }
     }
     s.EndChunk();
@@ -98,7 +103,8 @@ void WriteSecondStream(const std::string& path) {
   s.Device(test::DeviceSpec{});
   s.Context(test::ContextSpec{});
   for (uint32_t c = 1; c <= 10; ++c) {
-    if (c % 2 == 1) s.GraphLaunch(kMono0 + c * 100, c, 7);
+    if (c % 2 == 1)
+      s.GraphLaunch(kMono0 + c * 100, c, 7);
     test::GraphTraceSpec g;
     g.start_ns = kMono0 + c * 100;
     g.duration_ns = 50;
@@ -124,23 +130,28 @@ TEST(LargeGraphTrace, EveryRowExactlyWithItsLaunchesExecId) {
   ASSERT_TRUE(st.ok()) << st.message();
 
   int missing_rows = 0;
-  for (int i = 0; i < kRows; ++i) missing_rows += Missing(i / 2) ? 1 : 0;
+  for (int i = 0; i < kRows; ++i)
+    missing_rows += Missing(i / 2) ? 1 : 0;
   ASSERT_EQ(missing_rows, 390);  // k = 0, 77, ..., 14938: 195 launches of two rows
   const std::string warning = main_stream + ": " + std::to_string(missing_rows) +
                               " CUDA graph launches had no executable-graph id (launch callback record lost); "
                               "graphExecId 0";
-  const std::string second_warning = second + ": 5 CUDA graph launches had no executable-graph id (launch callback "
+  const std::string second_warning = second +
+                                     ": 5 CUDA graph launches had no executable-graph id (launch callback "
                                      "record lost); graphExecId 0";
   int found = 0;
-  for (const std::string& w : result.warnings) found += (w == warning ? 1 : 0) + (w == second_warning ? 10 : 0);
+  for (const std::string& w : result.warnings)
+    found += (w == warning ? 1 : 0) + (w == second_warning ? 10 : 0);
   EXPECT_EQ(found, 11);
 
   test::Db db(o.output);
   ASSERT_TRUE(db.ok());
   const int64_t gpid = exporter::PackGlobalTid(0, kPid, 0), gpid2 = exporter::PackGlobalTid(0, kPid + 1, 0);
   // The described device's column, and the placeholder of the undescribed ordinal.
-  const auto described = db.Rows("SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE WHERE contextId = 1 "
-                                 "AND globalPid = " + std::to_string(gpid));
+  const auto described = db.Rows(
+      "SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE WHERE contextId = 1 "
+      "AND globalPid = " +
+      std::to_string(gpid));
   ASSERT_EQ(described.size(), 1u);
   const auto described2 = db.Rows("SELECT DISTINCT deviceId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE WHERE globalPid = " +
                                   std::to_string(gpid2));
@@ -155,22 +166,24 @@ TEST(LargeGraphTrace, EveryRowExactlyWithItsLaunchesExecId) {
     const int64_t start = static_cast<int64_t>(RowStart(i) - kMono0);
     expected.push_back(std::to_string(start) + "|" + std::to_string(start + static_cast<int64_t>(RowDuration(i))) +
                        "|" + (UnknownDevice(i) ? placeholder : described[0]) + "|" + (UnknownDevice(i) ? "9" : "1") +
-                       "|0|7|" + std::to_string(k + 1) + "|" + std::to_string(gpid) + "|" +
-                       std::to_string(1 + k % 13) + "|" + std::to_string(Missing(k) ? 0 : ExecOf(k)));
+                       "|0|7|" + std::to_string(k + 1) + "|" + std::to_string(gpid) + "|" + std::to_string(1 + k % 13) +
+                       "|" + std::to_string(Missing(k) ? 0 : ExecOf(k)));
   }
   // The second process's context 1 on the same GPU is renumbered apart (MakeContextsUniquePerGpu).
   for (uint32_t c = 1; c <= 10; ++c) {
     const int64_t start = c * 100;
-    expected.push_back(std::to_string(start) + "|" + std::to_string(start + 50) + "|" + described2[0] + "|1000001|0|1000007|" +
-                       std::to_string(c) + "|" + std::to_string(gpid2) + "|2|" + (c % 2 == 1 ? "7" : "0"));
+    expected.push_back(std::to_string(start) + "|" + std::to_string(start + 50) + "|" + described2[0] +
+                       "|1000001|0|1000007|" + std::to_string(c) + "|" + std::to_string(gpid2) + "|2|" +
+                       (c % 2 == 1 ? "7" : "0"));
   }
-  const std::vector<std::string> rows =
-      db.Rows("SELECT start, \"end\", deviceId, contextId, greenContextId, streamId, correlationId, globalPid, "
-              "graphId, graphExecId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE ORDER BY rowid");
+  const std::vector<std::string> rows = db.Rows(
+      "SELECT start, \"end\", deviceId, contextId, greenContextId, streamId, correlationId, globalPid, "
+      "graphId, graphExecId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE ORDER BY rowid");
   ASSERT_EQ(rows.size(), expected.size());
   int differ = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i] != expected[i] && ++differ <= 5) ADD_FAILURE() << "row " << i << ": " << rows[i] << " != " << expected[i];
+    if (rows[i] != expected[i] && ++differ <= 5)
+      ADD_FAILURE() << "row " << i << ": " << rows[i] << " != " << expected[i];
   }
   EXPECT_EQ(differ, 0);
   // The spill database is gone with the export.
