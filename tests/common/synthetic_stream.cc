@@ -187,6 +187,32 @@ void SyntheticStream::Api(const ApiSpec& a) {
   chunk_.CountRecord();
 }
 
+void SyntheticStream::GraphTrace(const GraphTraceSpec& g) {
+  namespace f = field::cuda_graph_trace;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kCudaGraphTraces);
+  w.SInt(f::kStartDeltaNs, chunk_.DeltaNs(field::chunk::kCudaGraphTraces, g.start_ns));
+  w.Varint(f::kDurationNs, g.duration_ns);
+  w.VarintIfNonZero(f::kDeviceId, g.device_id);
+  w.Varint(f::kContextId, g.context_id);
+  w.Varint(f::kStreamId, g.stream_id);
+  w.Varint(f::kCorrelationId, g.correlation_id);
+  w.Varint(f::kGraphId, g.graph_id);
+  w.EndNested();
+  chunk_.CountRecord();
+}
+
+void SyntheticStream::GraphLaunch(uint64_t ts_ns, uint32_t correlation_id, uint32_t exec_id) {
+  namespace f = field::cuda_graph_launch;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kCudaGraphLaunches);
+  w.SInt(f::kTsDeltaNs, chunk_.DeltaNs(field::chunk::kCudaGraphLaunches, ts_ns));
+  w.Varint(f::kCorrelationId, correlation_id);
+  w.Varint(f::kGraphExecId, exec_id);
+  w.EndNested();
+  chunk_.CountRecord();
+}
+
 void SyntheticStream::Nccl(const NcclSpec& e) {
   namespace f = nccl::field::event;
   uint64_t func = chunk_.Intern(e.func), datatype = chunk_.Intern(e.datatype), algo = chunk_.Intern(e.algo),

@@ -68,6 +68,17 @@ struct StreamSpec {
   uint32_t flag = 2;  // CUpti_ActivityStreamFlag: 1 default, 2 non-blocking, 3 NULL stream
 };
 
+// One CUDA graph-trace activity (schema/cuda.proto CudaGraphTrace).
+struct GraphTraceSpec {
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 1;
+  uint32_t stream_id = 7;
+  uint32_t correlation_id = 0;
+  uint32_t graph_id = 0;
+};
+
 // One NCCL profiler-plugin record (schema/nccl.proto NcclEvent).
 struct NcclSpec {
   uint32_t kind = 0;  // nccl::field::kind::kStart / kStop / kState / kFinalize
@@ -116,6 +127,9 @@ class SyntheticStream {
   void Context(const ContextSpec& c);
   void Stream(const StreamSpec& s);
   void Api(const ApiSpec& a);
+  void GraphTrace(const GraphTraceSpec& g);
+  // A graph launch's callback record: `correlation_id` launched executable graph `exec_id`.
+  void GraphLaunch(uint64_t ts_ns, uint32_t correlation_id, uint32_t exec_id);
   void Nccl(const NcclSpec& e);
   void NcclComm(const NcclCommSpec& c);
   void EndChunk();

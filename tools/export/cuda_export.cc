@@ -7,8 +7,10 @@
 //    memory operations); greenContextId is 0 (NULL in SYNCHRONIZATION);
 //  - KERNEL, MEMCPY, MEMSET, RUNTIME and the TARGET_INFO tables exist whenever a process traced
 //    CUDA, even empty (nsys omits empty ones; one known client crashes without MEMSET).
-// Rows needing facts from other chunks (sync -> device via its context; graph launch -> exec id
-// from the callback record) are buffered per stream and written at its end.
+// Rows needing facts from other chunks: a sync whose context was not described yet is buffered
+// until the stream's end (rare: CUPTI describes a context before its activity); graph-trace rows
+// and graph launches (launch -> exec id from the callback record) go to the spill database and are
+// written at the stream's end (graph_trace_spill.h).
 #include "tools/export/cuda_export.h"
 
 #include <optional>
@@ -17,6 +19,7 @@
 
 #include "tools/export/cuda_names.h"
 #include "tools/export/cuda_target_info.h"
+#include "tools/export/graph_trace_spill.h"
 
 namespace gt::exporter {
 namespace {
@@ -50,9 +53,6 @@ constexpr char kInsertSync[] =
 constexpr char kInsertEvent[] =
     "INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (timestamp, deviceId, contextId, greenContextId, streamId, "
     "correlationId, globalPid, eventId, eventSyncId) VALUES (?,?,?,?,?,?,?,?,?)";
-constexpr char kInsertGraphTrace[] =
-    "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start, end, deviceId, contextId, greenContextId, streamId, "
-    "correlationId, globalPid, graphId, graphExecId) VALUES (?,?,?,?,?,?,?,?,?,?)";
 constexpr char kInsertGraphEvent[] =
     "INSERT INTO CUDA_GRAPH_EVENTS (start, end, eventClass, globalTid, nameId, graphId, originalGraphId, "
     "graphExecId) VALUES (?,?,?,?,?,?,?,?)";
@@ -97,18 +97,11 @@ struct StreamState {
     int64_t demangled, short_name, mangled;
   };
   std::unordered_map<uint64_t, KernelNameIds> kernel_names;
-  std::unordered_map<uint32_t, uint32_t> exec_of_launch;  // correlation id -> graph exec id
   struct Sync {
     int64_t start, end;
     schema::CudaSynchronization r;
   };
   std::vector<Sync> syncs;  // only those whose context was not described yet
-  struct Graph {
-    int64_t start, end;
-    schema::CudaGraphTrace r;
-  };
-  std::vector<Graph> graphs;
-  uint64_t graphs_without_exec = 0;
   uint64_t syncs_without_device = 0;
 };
 
@@ -171,9 +164,13 @@ class CudaExport final : public ExportModule {
     for (const auto& r : chunk.cuda_graph_traces()) {
       ts += static_cast<uint64_t>(r.start_delta_ns());
       int64_t start = s.ToSessionNs(ts);
-      state_.graphs.push_back({start, start + static_cast<int64_t>(r.duration_ns()), r});
+      const int64_t end = start + static_cast<int64_t>(r.duration_ns());
+      ctx.NoteTime(end);
+      if (!(st = graphs_.AddTrace(ctx, start, end, r)).ok()) return st;
     }
-    for (const auto& r : chunk.cuda_graph_launches()) state_.exec_of_launch[r.correlation_id()] = r.graph_exec_id();
+    for (const auto& r : chunk.cuda_graph_launches()) {
+      if (!(st = graphs_.AddLaunch(ctx, r.correlation_id(), r.graph_exec_id())).ok()) return st;
+    }
     ts = base;
     for (const auto& r : chunk.cuda_graph_events()) {
       ts += static_cast<uint64_t>(r.ts_delta_ns());
@@ -219,11 +216,10 @@ class CudaExport final : public ExportModule {
     for (const StreamState::Sync& x : state_.syncs) {
       if (!(st = Sync(ctx, s, x)).ok()) return st;
     }
-    for (const StreamState::Graph& g : state_.graphs) {
-      if (!(st = GraphTrace(ctx, s, g)).ok()) return st;
-    }
-    if (state_.graphs_without_exec > 0) {
-      ctx.Warn(s.path + ": " + std::to_string(state_.graphs_without_exec) +
+    uint64_t graphs_without_exec = 0;
+    if (!(st = graphs_.WriteStream(ctx, s, &target_, &graphs_without_exec)).ok()) return st;
+    if (graphs_without_exec > 0) {
+      ctx.Warn(s.path + ": " + std::to_string(graphs_without_exec) +
                " CUDA graph launches had no executable-graph id (launch callback record lost); graphExecId 0");
     }
     if (state_.syncs_without_device > 0) {
@@ -402,21 +398,6 @@ class CudaExport final : public ExportModule {
     return ins->Run();
   }
 
-  Status GraphTrace(ExportContext& ctx, StreamContext& s, const StreamState::Graph& g) {
-    Status st;
-    Statement* ins = ctx.Insert("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", kInsertGraphTrace, &st);
-    if (ins == nullptr) return st;
-    const schema::CudaGraphTrace& r = g.r;
-    auto exec = state_.exec_of_launch.find(r.correlation_id());
-    if (exec == state_.exec_of_launch.end()) ++state_.graphs_without_exec;
-    ctx.NoteTime(g.end);
-    ins->Int(1, g.start).Int(2, g.end).Int(3, target_.DeviceColumn(s, r.device_id(), r.context_id()));
-    ins->Int(4, r.context_id()).Int(5, 0).Int(6, r.stream_id());
-    ins->Int(7, r.correlation_id()).Int(8, s.GlobalPid()).Int(9, r.graph_id());
-    ins->Int(10, exec != state_.exec_of_launch.end() ? exec->second : 0);
-    return ins->Run();
-  }
-
   Status GraphEvent(ExportContext& ctx, StreamContext& s, uint32_t tid, uint64_t ts, const schema::CudaGraphEvent& r) {
     Status st;
     bool exec = r.kind() == schema::CUDA_GRAPH_EVENT_KIND_EXEC_CREATED;
@@ -487,6 +468,7 @@ class CudaExport final : public ExportModule {
 
   StreamState state_;
   CudaTargetInfo target_;
+  GraphTraceSpill graphs_;  // the current stream's graph-trace rows and launches
 };
 
 }  // namespace

@@ -13,6 +13,15 @@ Status ExportContext::EnsureTable(std::string_view name) {
   return Status::Ok();
 }
 
+Status ExportContext::AttachSpill(const std::string& path) {
+  Statement attach(db_.handle(), "ATTACH DATABASE ? AS gt_spill");
+  if (!attach.valid()) return Status::Error("cannot attach the spill database: " + attach.error());
+  Status st = attach.Text(1, path).Run();
+  if (!st.ok()) return st;
+  // 8 MiB of page cache: the spill tables are written in order and read once per stream.
+  return db_.Exec("PRAGMA gt_spill.journal_mode=OFF; PRAGMA gt_spill.synchronous=OFF; PRAGMA gt_spill.cache_size=-8192;");
+}
+
 Status ExportContext::StringId(std::string_view text, int64_t* id) {
   auto it = string_ids_.find(std::string(text));
   if (it != string_ids_.end()) {

@@ -110,6 +110,11 @@ class ExportContext {
   bool HasTable(std::string_view name) const { return created_.count(std::string(name)) != 0; }
   // StringIds: dense ids from 0, each text once per database.
   Status StringId(std::string_view text, int64_t* id);
+  // The spill database, attached as schema `gt_spill` before the export's transaction begins (ATTACH
+  // is refused inside one): modules keep rows there that they can only finish at a stream's end
+  // (CUDA graph-trace rows and launches), so the export's memory does not grow with them. Its own
+  // small page cache; journal and sync off like the output. The exporter removes the file.
+  Status AttachSpill(const std::string& path);
   // Prepared statement for `sql`, after EnsureTable(table).
   Statement* Insert(std::string_view table, std::string_view sql, Status* status);
 

@@ -265,13 +265,20 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
   ctx.system_clock_ns = plan.system_clock_ns;
   std::string temp = TempPathFor(options.output);
   ::unlink(temp.c_str());
+  // The spill database (schema gt_spill): rows a module must hold until a stream's end go there,
+  // not into memory (export_context.h). A file beside the output's, removed when the export ends:
+  // the connection's temp_store is MEMORY, so SQLite's own temporary tables would stay resident.
+  const std::string spill = temp + ".spill";
+  ::unlink(spill.c_str());
   Status st = ctx.db().Open(temp);
   auto fail = [&](Status s) {
     ctx.db().Close();
     ::unlink(temp.c_str());
+    ::unlink(spill.c_str());
     return s;
   };
   if (!st.ok()) return fail(st);
+  if (!(st = ctx.AttachSpill(spill)).ok()) return fail(st);
   if (!(st = ctx.db().Exec("BEGIN")).ok()) return fail(st);
   if (!(st = nsys::WriteEnumTables(ctx.db().handle())).ok()) return fail(st);
   for (const char* table : {"StringIds", "ThreadNames", "PROCESSES", "ANALYSIS_DETAILS", "META_DATA_CAPTURE",
@@ -361,6 +368,7 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
   if (!(st = DropEmptyTables(ctx.db())).ok()) return fail(st);
   if (!(st = ctx.db().Exec("COMMIT")).ok()) return fail(st);
   if (!(st = ctx.db().Close()).ok()) return fail(st);
+  ::unlink(spill.c_str());
   if (::rename(temp.c_str(), options.output.c_str()) != 0) {
     int err = errno;
     ::unlink(temp.c_str());

@@ -14,7 +14,9 @@
 // stack has none), Stack (every frame, innermost first, separated by " <- ").
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -114,6 +116,52 @@ class ScopedChainTextFunction {
   bool ok_ = false;
 };
 
+// The report's group of each (nameId, callchainId) pair, for gt_caller_group in pass 2.
+struct CallerGroups {
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, int64_t, PairHash> group;
+};
+
+// gt_caller_group(nameId, callchainId): the pair's group index (NULL for a pair pass 1 did not see).
+// SQLite calls it on the report's thread.
+void CallerGroupSql(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  const auto* groups = static_cast<const CallerGroups*>(sqlite3_user_data(context));
+  if (argc != 2) {
+    sqlite3_result_null(context);
+    return;
+  }
+  auto it = groups->group.find({sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1])});
+  if (it == groups->group.end()) {
+    sqlite3_result_null(context);
+    return;
+  }
+  sqlite3_result_int64(context, it->second);
+}
+
+// Registers gt_caller_group for one report run and removes it again (its user data is on the stack).
+class ScopedCallerGroupFunction {
+ public:
+  ScopedCallerGroupFunction(sqlite3* db, const CallerGroups* groups) : db_(db) {
+    ok_ = sqlite3_create_function_v2(db_, "gt_caller_group", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                     const_cast<CallerGroups*>(groups), CallerGroupSql, nullptr, nullptr,
+                                     nullptr) == SQLITE_OK;
+  }
+  ~ScopedCallerGroupFunction() {
+    sqlite3_create_function_v2(db_, "gt_caller_group", 2, SQLITE_UTF8, nullptr, nullptr, nullptr, nullptr, nullptr);
+  }
+  ScopedCallerGroupFunction(const ScopedCallerGroupFunction&) = delete;
+  ScopedCallerGroupFunction& operator=(const ScopedCallerGroupFunction&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  sqlite3* db_;
+  bool ok_ = false;
+};
+
 }  // namespace
 
 gt::Status BuildCudaApiCallers(Database& db, Table* table) {
@@ -154,22 +202,105 @@ gt::Status BuildCudaApiCallers(Database& db, Table* table) {
   if (chain.started)
     chain.FinishInto(&chains);
 
-  // The calls grouped by (API name, caller, Python caller, stack) in SQLite (grouped_summary.h), the
-  // chain texts looked up by gt_chain_text(callchainId, part).
-  ScopedChainTextFunction function(db.handle(), &chains);
+  // Pass 1, unsorted: count and total per (nameId, callchainId) — integers, a few thousand pairs —
+  // then the report's groups (stripped API name, caller, Python caller, stack): several pairs can
+  // share one (names that differ in their version suffix, equal stacks of different chains).
+  struct PairTotals {
+    int64_t count = 0;
+    __int128 total = 0;
+    int64_t group = 0;
+  };
+  CallerGroups caller_groups;
+  std::unordered_map<std::pair<int64_t, int64_t>, PairTotals, CallerGroups::PairHash> pairs;
+  {
+    Statement calls;
+    // A NULL nameId reads as -1 (string ids are >= 0) and, like an id without a string, names "".
+    status = db.Prepare(
+        "SELECT coalesce(r.nameId, -1), r.callchainId, coalesce(r.\"end\" - r.start, 0) "
+        "FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r WHERE r.eventClass = 67 AND r.callchainId IS NOT NULL",
+        &calls);
+    if (!status.ok())
+      return status;
+    for (bool has_row = false; (status = calls.Step(&has_row)).ok() && has_row;) {
+      PairTotals& totals = pairs[{calls.Int(0), calls.Int(1)}];
+      ++totals.count;
+      totals.total += calls.Int(2);
+    }
+    if (!status.ok())
+      return status;
+  }
+  // Each pair's group key; groups numbered in key order (std::string order: bytes, then length — the
+  // order SortedSummaries breaks ties in).
+  std::map<std::array<std::string, 4>, std::vector<PairTotals*>> by_key;
+  {
+    std::unordered_map<int64_t, std::string> names;  // nameId -> stripped name
+    for (auto& [pair, totals] : pairs) {
+      auto name_it = names.find(pair.first);
+      if (name_it == names.end()) {
+        std::string text;
+        if (pair.first >= 0) {  // one query per distinct API name (a few hundred at most)
+          Statement name;
+          bool has_row = false;
+          status = db.Prepare("SELECT value FROM StringIds WHERE id = " + std::to_string(pair.first), &name);
+          if (status.ok())
+            status = name.Step(&has_row);
+          if (!status.ok())
+            return status;
+          if (has_row)
+            text = name.Text(0);
+        }
+        name_it = names.emplace(pair.first, StripApiVersionSuffix(text)).first;
+      }
+      std::array<std::string, 4> key = {name_it->second, "", "", ""};
+      auto chain = chains.chain_texts.find(pair.second);
+      if (chain != chains.chain_texts.end()) {
+        const auto& texts = chains.texts[static_cast<size_t>(chain->second)];
+        key[1] = texts[0];
+        key[2] = texts[1];
+        key[3] = texts[2];
+      }
+      by_key[std::move(key)].push_back(&totals);
+    }
+  }
+  std::vector<GroupTotals> group_totals;
+  group_totals.reserve(by_key.size());
+  for (auto& [key, members] : by_key) {
+    GroupTotals totals;
+    for (PairTotals* member : members) {
+      member->group = static_cast<int64_t>(group_totals.size());
+      totals.count += member->count;
+      totals.total += member->total;
+    }
+    group_totals.push_back(totals);
+  }
+  for (const auto& [pair, totals] : pairs)
+    caller_groups.group[pair] = totals.group;
+
+  // Pass 2: the calls ordered by (group, duration), the group found by gt_caller_group(nameId,
+  // callchainId) (an integer hash lookup), summarised group by group (grouped_summary.h).
+  ScopedCallerGroupFunction function(db.handle(), &caller_groups);
   if (!function.ok())
-    return gt::Status::Error(db.path() + ": cannot register gt_chain_text");
-  std::vector<KeyedSummary> groups;
-  int64_t grand_total = 0;
-  status = SummarizeByKey(db,
-                          "SELECT gt_strip_api_version(coalesce(s.value, '')) AS k0, "
-                          "gt_chain_text(r.callchainId, 0) AS k1, gt_chain_text(r.callchainId, 1) AS k2, "
-                          "gt_chain_text(r.callchainId, 2) AS k3, r.\"end\" - r.start AS v "
-                          "FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r LEFT JOIN StringIds AS s ON s.id = r.nameId "
-                          "WHERE r.eventClass = 67 AND r.callchainId IS NOT NULL",
-                          4, 1, 1, &groups, &grand_total);
+    return gt::Status::Error(db.path() + ": cannot register gt_caller_group");
+  std::vector<Summary> summaries;
+  status = SummarizeSortedGroups(db,
+                                 "SELECT gt_caller_group(coalesce(r.nameId, -1), r.callchainId) AS g, "
+                                 "coalesce(r.\"end\" - r.start, 0) AS v FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r "
+                                 "WHERE r.eventClass = 67 AND r.callchainId IS NOT NULL ORDER BY g, v",
+                                 group_totals, 1, 1, &summaries);
   if (!status.ok())
     return status;
+  std::vector<KeyedSummary> groups;
+  groups.reserve(by_key.size());
+  __int128 sum_of_totals = 0;
+  size_t g = 0;
+  for (auto& [key, members] : by_key) {
+    groups.push_back(KeyedSummary{{key[0], key[1], key[2], key[3]}, summaries[g]});
+    sum_of_totals += group_totals[g].total;
+    ++g;
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const KeyedSummary& a, const KeyedSummary& b) { return a.summary.total > b.summary.total; });
+  const int64_t grand_total = static_cast<int64_t>(sum_of_totals);
   table->columns = {NumberColumn("Time (%)"),    NumberColumn("Total Time (ns)"),
                     NumberColumn("Num Calls"),   NumberColumn("Avg (ns)"),
                     NumberColumn("Med (ns)"),    NumberColumn("Max (ns)"),

@@ -170,4 +170,38 @@ gt::Status SummarizeByKey(Database& db,
   return gt::Status::Ok();
 }
 
+gt::Status SummarizeSortedGroups(Database& db,
+                                 const std::string& sorted_sql,
+                                 const std::vector<GroupTotals>& groups,
+                                 int64_t unit,
+                                 int decimals,
+                                 std::vector<Summary>* out) {
+  Statement statement;
+  gt::Status status = db.Prepare(sorted_sql, &statement);
+  if (!status.ok())
+    return status;
+  const gt::Status changed = gt::Status::Error(db.path() + ": rows changed while a report read them");
+  std::vector<Summary> summaries(groups.size());
+  bool has_row = false;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].count == 0)
+      continue;
+    SortedValueSummarizer summarizer(groups[g].count, groups[g].total, unit, decimals);
+    for (int64_t n = 0; n < groups[g].count; ++n) {
+      if (!(status = statement.Step(&has_row)).ok())
+        return status;
+      if (!has_row || statement.IsNull(0) || statement.Int(0) != static_cast<int64_t>(g))
+        return changed;
+      summarizer.Add(statement.Int(1));
+    }
+    summaries[g] = summarizer.Finish();
+  }
+  if (!(status = statement.Step(&has_row)).ok())
+    return status;
+  if (has_row)
+    return changed;
+  *out = std::move(summaries);
+  return gt::Status::Ok();
+}
+
 }  // namespace gt::stats

@@ -34,4 +34,22 @@ gt::Status SummarizeByKey(Database& db,
                           std::vector<KeyedSummary>* out,
                           int64_t* grand_total = nullptr);
 
+// A group whose count and total the report has already counted (its own GROUP BY or unsorted scan).
+struct GroupTotals {
+  int64_t count = 0;
+  __int128 total = 0;
+};
+
+// The cheaper form for reports that know their groups: `sorted_sql` yields columns g (the group's
+// index in `groups`, an integer) and v (an integer, not NULL), ORDER BY g, v. One pass: SQLite sorts
+// two integers per row and each group's values stream through a SortedValueSummarizer; no key text is
+// hashed per row. (*out)[i] is the summary of groups[i] (a group of count 0 gets a zero Summary). A row
+// whose g or count disagrees with `groups` is an error ("rows changed").
+gt::Status SummarizeSortedGroups(Database& db,
+                                 const std::string& sorted_sql,
+                                 const std::vector<GroupTotals>& groups,
+                                 int64_t unit,
+                                 int decimals,
+                                 std::vector<Summary>* out);
+
 }  // namespace gt::stats

@@ -23,7 +23,9 @@
 // communicator size), then one row per rank (the rank in the communicator) when more than one rank
 // contributed. Order: collective name, bucket, communicator size, "all" first then ranks ascending.
 // Memory: one entry per group (and per communicator for the NVTX source); the operations stay in
-// SQLite (GROUP BY for counts and sizes, SummarizeByKey for the time statistics).
+// SQLite. Two passes over them: an unsorted one counts and sums per (collective, bucket,
+// communicator size, rank), then one sort by (collective, bucket, communicator size, time) feeds
+// each group's exact median (the "all" group and its ranks from the same sorted block).
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -32,6 +34,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "tools/stats/grouped_summary.h"
@@ -311,68 +314,115 @@ gt::Status BuildNcclSum(Database& db, Table* table) {
   ScopedFunction bucket_function(db.handle(), "gt_nccl_bucket", 1, nullptr, BucketSql);
   if (!nvtx_function.ok() || !bucket_function.ok())
     return gt::Status::Error(db.path() + ": cannot register the nccl_sum SQL functions");
-  // Every operation twice: in its "all" group (per_rank 0) and in its rank's group (per_rank 1).
-  const std::string grouped_sql =
-      "SELECT func, gt_nccl_bucket(size) AS bucket, n_ranks, 0 AS per_rank, -1 AS rank, size, time FROM (" + ops_sql +
-      ") UNION ALL SELECT func, gt_nccl_bucket(size), n_ranks, 1, rank, size, time FROM (" + ops_sql + ")";
-
-  // Per group (memory per group): counts and sizes in SQLite's GROUP BY, in the report's row order
-  // (collective, bucket, communicator size, "all" first, ranks ascending).
-  struct GroupRow {
-    std::string func;
-    int bucket;
-    int64_t n_ranks, per_rank, rank;
+  // Pass 1, unsorted: counts, sizes and GPU-time totals per (collective, bucket, communicator
+  // size, rank) in a map (memory per group); the "all" group of a (collective, bucket, communicator
+  // size) is the sum of its ranks'.
+  struct RankGroup {
     Group group;
+    __int128 time_total = 0;
+    Summary summary;
   };
-  std::vector<GroupRow> group_rows;
-  status = Query(db,
-                 "SELECT func, bucket, n_ranks, per_rank, rank, count(time), sum(time IS NULL), "
-                 "coalesce(sum(CASE WHEN time IS NOT NULL THEN size END), 0), "
-                 "coalesce(min(CASE WHEN time IS NOT NULL THEN size IS NOT NULL END), 1) FROM (" +
-                     grouped_sql +
-                     ") GROUP BY func, bucket, n_ranks, per_rank, rank "
-                     "ORDER BY func, bucket, n_ranks, per_rank, rank",
-                 [&group_rows](Statement& s) {
-                   GroupRow r{s.Text(0), static_cast<int>(s.Int(1)), s.Int(2), s.Int(3), s.Int(4), {}};
-                   r.group.timed = s.Int(5);
-                   r.group.untimed = s.Int(6);
-                   r.group.total_size = s.Int(7);
-                   r.group.size_known = s.Int(8) != 0;
-                   group_rows.push_back(std::move(r));
-                 });
-  if (!status.ok()) return status;
-  // The GPU-time statistics of the timed operations, per group, in bounded memory (grouped_summary.h).
-  std::vector<KeyedSummary> summaries;
-  status = SummarizeByKey(db,
-                          "SELECT func AS k0, bucket AS k1, n_ranks AS k2, per_rank || ':' || rank AS k3, time AS v "
-                          "FROM (" + grouped_sql + ") WHERE time IS NOT NULL",
-                          4, 1, 1, &summaries);
-  if (!status.ok()) return status;
-  std::map<std::vector<std::string>, Summary> summary_of;
-  for (KeyedSummary& k : summaries) summary_of.emplace(std::move(k.key), k.summary);
+  struct Block {  // one (collective, bucket, communicator size)
+    RankGroup all;
+    std::map<int64_t, RankGroup> ranks;
+  };
+  std::map<std::tuple<std::string, int, int64_t>, Block> blocks;
+  {
+    Statement ops;
+    status = db.Prepare("SELECT func, size, n_ranks, rank, time FROM (" + ops_sql + ")", &ops);
+    if (!status.ok()) return status;
+    std::tuple<std::string, int, int64_t> key;
+    for (bool has_row = false; (status = ops.Step(&has_row)).ok() && has_row;) {
+      std::get<0>(key).assign(ops.TextView(0));
+      std::get<1>(key) = Bucket(ops.OptInt(1));
+      std::get<2>(key) = ops.Int(2);
+      Block& block = blocks[key];
+      for (RankGroup* g : {&block.all, &block.ranks[ops.Int(3)]}) {
+        if (ops.IsNull(4)) {
+          ++g->group.untimed;
+          continue;
+        }
+        ++g->group.timed;
+        g->time_total += ops.Int(4);
+        if (ops.IsNull(1)) {
+          g->group.size_known = false;
+        } else {
+          // Wraps like int64 addition in two's complement instead of overflowing (UB).
+          g->group.total_size =
+              static_cast<int64_t>(static_cast<uint64_t>(g->group.total_size) + static_cast<uint64_t>(ops.Int(1)));
+        }
+      }
+    }
+    if (!status.ok()) return status;
+  }
+  // Pass 2: the timed operations ordered by (collective, bucket, communicator size, time): each
+  // block's values arrive ascending, and so do each rank's among them, so one sort feeds the "all"
+  // summarizer and the ranks' summarizers together (SQLite's sorter spills past its memory).
+  {
+    Statement ops;
+    status = db.Prepare("SELECT func, size, n_ranks, rank, time FROM (" + ops_sql +
+                            ") WHERE time IS NOT NULL ORDER BY func, gt_nccl_bucket(size), n_ranks, time",
+                        &ops);
+    if (!status.ok()) return status;
+    const gt::Status changed = gt::Status::Error(db.path() + ": rows changed while a report read them");
+    struct Open {
+      RankGroup* group;
+      SortedValueSummarizer summarizer;
+    };
+    std::vector<Open> open;             // the current block's "all" group first, then its ranks
+    std::map<int64_t, size_t> rank_of;  // rank -> index in open
+    std::tuple<std::string, int, int64_t> key;
+    auto finish = [&open]() {
+      for (Open& o : open) {
+        if (o.summarizer.added() != o.group->group.timed) return false;
+        o.group->summary = o.summarizer.Finish();
+      }
+      open.clear();
+      return true;
+    };
+    for (bool has_row = false; (status = ops.Step(&has_row)).ok() && has_row;) {
+      const std::string_view func = ops.TextView(0);
+      const int bucket = Bucket(ops.OptInt(1));
+      const int64_t n_ranks = ops.Int(2);
+      if (open.empty() || func != std::get<0>(key) || bucket != std::get<1>(key) || n_ranks != std::get<2>(key)) {
+        if (!finish()) return changed;
+        key = {std::string(func), bucket, n_ranks};
+        auto it = blocks.find(key);
+        if (it == blocks.end()) return changed;
+        Block& block = it->second;
+        open.push_back(Open{&block.all, SortedValueSummarizer(block.all.group.timed, block.all.time_total, 1, 1)});
+        rank_of.clear();
+        for (auto& [rank, g] : block.ranks) {
+          rank_of[rank] = open.size();
+          open.push_back(Open{&g, SortedValueSummarizer(g.group.timed, g.time_total, 1, 1)});
+        }
+      }
+      auto r = rank_of.find(ops.Int(3));
+      if (r == rank_of.end()) return changed;
+      const int64_t time = ops.Int(4);
+      open[0].summarizer.Add(time);
+      open[r->second].summarizer.Add(time);
+    }
+    if (!status.ok()) return status;
+    if (!finish()) return changed;
+  }
 
   table->columns = {TextColumn("Collective"),   TextColumn("Size Range"),    NumberColumn("Ranks"),
                     TextColumn("Rank"),         NumberColumn("Count"),       NumberColumn("Total Time (ns)"),
                     NumberColumn("Avg (ns)"),   NumberColumn("Med (ns)"),    NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"),   NumberColumn("Total Size (B)"), NumberColumn("AlgBW (GB/s)"),
                     NumberColumn("BusBW (GB/s)"), NumberColumn("Untimed"),   TextColumn("Source")};
-  for (size_t i = 0; i < group_rows.size();) {
-    // One (collective, bucket, communicator size): its "all" row, then its rank rows when more than one.
-    size_t end = i + 1;
-    while (end < group_rows.size() && group_rows[end].func == group_rows[i].func &&
-           group_rows[end].bucket == group_rows[i].bucket && group_rows[end].n_ranks == group_rows[i].n_ranks)
-      ++end;
-    const bool by_rank = end - i > 2;  // the "all" row and at least two ranks
-    for (size_t j = i; j < end; ++j) {
-      const GroupRow& r = group_rows[j];
-      if (r.per_rank != 0 && !by_rank) continue;
-      auto s = summary_of.find({r.func, std::to_string(r.bucket), std::to_string(r.n_ranks),
-                                std::to_string(r.per_rank) + ":" + std::to_string(r.rank)});
-      const std::string rank = r.per_rank == 0 ? "all" : r.rank >= 0 ? std::to_string(r.rank) : "?";
-      AppendRow(r.func, r.bucket, r.n_ranks, rank, r.group, s != summary_of.end() ? &s->second : nullptr, source,
-                table);
+  // Rows in the report's order: collective, bucket, communicator size (the map's order, SQLite's
+  // BINARY order for the text), "all" first, then the ranks ascending when more than one.
+  for (const auto& [key, block] : blocks) {
+    const auto& [func, bucket, n_ranks] = key;
+    AppendRow(func, bucket, n_ranks, "all", block.all.group, block.all.group.timed > 0 ? &block.all.summary : nullptr,
+              source, table);
+    if (block.ranks.size() < 2) continue;
+    for (const auto& [rank, g] : block.ranks) {
+      AppendRow(func, bucket, n_ranks, rank >= 0 ? std::to_string(rank) : "?", g.group,
+                g.group.timed > 0 ? &g.summary : nullptr, source, table);
     }
-    i = end;
   }
   return gt::Status::Ok();
 }
