@@ -344,15 +344,15 @@ TEST(LargeSummaries, GpuMetricsSumSweepEdgesMatchTheReference) {
         if (metric == 1 && rng.Next(5) == 0)
           continue;
         db.Exec("INSERT INTO GPU_METRICS VALUES (" + std::to_string(ts) + ", " + std::to_string(ts) + ", " +
-                std::to_string(g.type) + ", " + std::to_string(metric) + ", " +
-                std::to_string(rng.Next(101)) + ")");
+                std::to_string(g.type) + ", " + std::to_string(metric) + ", " + std::to_string(rng.Next(101)) + ")");
       }
     }
   }
   // Process 100 (host 0) uses GPUs 0-2; process 300 (host 0) has no device but sampled GPU 1; process 400
   // (host 1) has none either: every sampled GPU of host 1.
-  db.Exec("INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 0, 100, 'u0', 8), (1, 1, 100, 'u1', 8), "
-          "(2, 2, 100, 'u2', 8)");
+  db.Exec(
+      "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 0, 100, 'u0', 8), (1, 1, 100, 'u1', 8), "
+      "(2, 2, 100, 'u2', 8)");
   db.Exec("INSERT INTO GTRACE_GPU_METRICS_DEVICES VALUES (" + std::to_string(GlobalPid(300)) + ", " +
           std::to_string(type_of(0, 1)) + ")");
   for (int i = 0; i < 12000; ++i) {
@@ -365,8 +365,7 @@ TEST(LargeSummaries, GpuMetricsSumSweepEdgesMatchTheReference) {
     k.demangled_name = k.short_name = "kernel_" + std::to_string(rng.Next(20));
     db.AddKernel(k);
   }
-  const int64_t tids[] = {GlobalTid(100, 101), GlobalTid(300, 301),
-                          (int64_t{1} << 56) | GlobalTid(400, 401)};
+  const int64_t tids[] = {GlobalTid(100, 101), GlobalTid(300, 301), (int64_t{1} << 56) | GlobalTid(400, 401)};
   for (int i = 0; i < 12000; ++i) {
     NvtxRow r;
     r.start = static_cast<int64_t>(rng.Next(4200000));

@@ -364,16 +364,20 @@ TEST(LargeSummaries, NvtxGpuProjSumMatchesTheLoadEverythingReference) {
         const int64_t op_pid = rng.Next(50) == 0 ? (pid == 100 ? 200 : 100) : pid;
         switch (rng.Next(3)) {
           case 0:
-            db.AddKernel({.start = op_start, .end = op_end, .correlation_id = id, .global_pid = GlobalPid(op_pid),
-                          .demangled_name = "k", .short_name = "k"});
+            db.AddKernel({.start = op_start,
+                          .end = op_end,
+                          .correlation_id = id,
+                          .global_pid = GlobalPid(op_pid),
+                          .demangled_name = "k",
+                          .short_name = "k"});
             break;
           case 1:
-            db.AddMemcpy({.start = op_start, .end = op_end, .correlation_id = id, .global_pid = GlobalPid(op_pid),
-                          .bytes = 8});
+            db.AddMemcpy(
+                {.start = op_start, .end = op_end, .correlation_id = id, .global_pid = GlobalPid(op_pid), .bytes = 8});
             break;
           default:
-            db.AddMemset({.start = op_start, .end = op_end, .correlation_id = id, .global_pid = GlobalPid(op_pid),
-                          .bytes = 8});
+            db.AddMemset(
+                {.start = op_start, .end = op_end, .correlation_id = id, .global_pid = GlobalPid(op_pid), .bytes = 8});
         }
       }
     }

@@ -497,9 +497,10 @@ TEST(LargeSummaries, NcclSumMatchesThePerRowReference) {
 // functions, some names missing from StringIds ("[Unknown]"), and 31/32 rows that are not counted.
 TEST(LargeSummaries, OsrtSumMatchesThePerRowReference) {
   TestDb db("large_osrt");
-  db.Exec("CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
-          "globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, "
-          "callchainId INTEGER NOT NULL, argumentsId INTEGER NOT NULL)");
+  db.Exec(
+      "CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+      "globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, "
+      "callchainId INTEGER NOT NULL, argumentsId INTEGER NOT NULL)");
   db.Exec("BEGIN");
   Lcg rng;
   std::vector<int64_t> names;

@@ -135,7 +135,6 @@ void WriteJson(const Table& table, std::ostream& out) {
   out << "]\n";
 }
 
-
 void OldWriteTable(const Table& table, Format format, std::ostream& out) {
   switch (format) {
     case Format::kTable:
@@ -412,7 +411,10 @@ gt::Status OldCudaApiTrace(Database& db, Table* table) {
 
 using ReferenceBuilder = gt::Status (*)(Database& db, Table* table);
 
-std::string Reference(const std::string& path, ReferenceBuilder build, const char* report, const char* title,
+std::string Reference(const std::string& path,
+                      ReferenceBuilder build,
+                      const char* report,
+                      const char* title,
                       Format format) {
   std::unique_ptr<Database> db;
   EXPECT_TRUE(Database::Open(path, &db).ok());
@@ -434,8 +436,9 @@ void Fill(TestDb& db) {
   db.Exec("BEGIN");
   db.AddGpu(0, "NVIDIA H100 80GB HBM3");
   db.AddGpu(1, "NVIDIA A100-SXM4-40GB");
-  db.Exec("INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) VALUES "
-          "(1, 0, 200, 'u1', 108)");
+  db.Exec(
+      "INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) VALUES "
+      "(1, 0, 200, 'u1', 108)");
   const int64_t threads[] = {GlobalTid(100, 101), GlobalTid(100, 102), GlobalTid(200, 201)};
   db.AddThreadName(threads[0], "main", 20);
   db.AddThreadName(threads[1], "worker-old", 10);
@@ -445,8 +448,8 @@ void Fill(TestDb& db) {
                              "cuLaunchKernel", "cudaStreamSynchronize_v3020"};
   for (int i = 0; i < 24000; ++i) {
     const int64_t start = static_cast<int64_t>(rng.Next(400000));  // many ties
-    db.AddRuntime(start, start + static_cast<int64_t>(rng.Next(5000)), threads[rng.Next(3)],
-                  rng.Next(20) == 0 ? -1 : i, api_names[rng.Next(5)], static_cast<int64_t>(rng.Next(3)),
+    db.AddRuntime(start, start + static_cast<int64_t>(rng.Next(5000)), threads[rng.Next(3)], rng.Next(20) == 0 ? -1 : i,
+                  api_names[rng.Next(5)], static_cast<int64_t>(rng.Next(3)),
                   rng.Next(30) == 0 ? 67 : (rng.Next(2) == 0 ? 1 : 0));
   }
   db.Exec("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE correlationId = -1");
@@ -502,8 +505,8 @@ TEST(LargeTraces, CudaApiAndGpuTracesMatchTheCollectEverythingReference) {
       {"cuda_gpu_trace", "CUDA GPU Trace", old_trace::OldCudaGpuTrace, 24000},
   };
   for (const Case& c : cases) {
-    for (const auto& [format, name] : {std::pair{Format::kCsv, "csv"}, std::pair{Format::kJson, "json"},
-                                       std::pair{Format::kTable, "table"}}) {
+    for (const auto& [format, name] :
+         {std::pair{Format::kCsv, "csv"}, std::pair{Format::kJson, "json"}, std::pair{Format::kTable, "table"}}) {
       SCOPED_TRACE(std::string(c.report) + " " + name);
       const std::string expected = Reference(db.path(), c.build, c.report, c.title, format);
       if (format == Format::kCsv) {

@@ -81,10 +81,14 @@ gt::Status StreamCudaApiTrace(Database& db, Table* table, const RowSink& row) {
       return statement.IsNull(column) ? Cell::Null() : Cell::Int(statement.Int(column));
     };
     const std::optional<int64_t> global_tid = statement.OptInt(5);
-    cells = {Cell::Int(statement.Int(0)), Cell::Int(statement.Int(1)),
-             Cell::Text(StripApiVersionSuffix(statement.TextView(2))), Cell::Int(statement.Int(3)),
-             optional_int(4), global_tid ? Cell::Int(PidOf(*global_tid)) : Cell::Null(),
-             global_tid ? Cell::Int(TidOf(*global_tid)) : Cell::Null(), optional_int(6),
+    cells = {Cell::Int(statement.Int(0)),
+             Cell::Int(statement.Int(1)),
+             Cell::Text(StripApiVersionSuffix(statement.TextView(2))),
+             Cell::Int(statement.Int(3)),
+             optional_int(4),
+             global_tid ? Cell::Int(PidOf(*global_tid)) : Cell::Null(),
+             global_tid ? Cell::Int(TidOf(*global_tid)) : Cell::Null(),
+             optional_int(6),
              statement.IsNull(7) ? Cell::Null() : Cell::Text(statement.Text(7))};
     row(cells);
   }

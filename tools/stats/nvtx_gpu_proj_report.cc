@@ -159,8 +159,8 @@ class ProjectionSweep {
       const int64_t n = summary.count;
       table->rows.push_back({Cell::Text(key->first), Cell::Text(key->second), Cell::Int(summary.total),
                              Cell::Int(group->range_total), Cell::Int(n), summary.avg, summary.median,
-                             Cell::Int(summary.min), Cell::Int(summary.max), summary.stddev,
-                             Cell::Int(group->gpu_ops), Cell::Fixed(RoundDiv(group->gpu_ops * 10, n), 1),
+                             Cell::Int(summary.min), Cell::Int(summary.max), summary.stddev, Cell::Int(group->gpu_ops),
+                             Cell::Fixed(RoundDiv(group->gpu_ops * 10, n), 1),
                              Cell::Fixed(RoundDiv(group->level_total * 10, n), 1),
                              Cell::Fixed(RoundDiv(group->children_total * 10, n), 1)});
     }
@@ -196,8 +196,8 @@ class ProjectionSweep {
 
   Database& db_;
   Statement insert_;
-  std::list<OpenRange> open_;       // the current thread's ranges not closed yet (stable addresses)
-  std::vector<OpenRange*> stack_;   // push/pop nesting, innermost last
+  std::list<OpenRange> open_;      // the current thread's ranges not closed yet (stable addresses)
+  std::vector<OpenRange*> stack_;  // push/pop nesting, innermost last
   std::map<std::pair<std::string, std::string>, ProjGroup> groups_;  // (name, style)
 };
 
@@ -279,10 +279,13 @@ gt::Status BuildNvtxGpuProjSum(Database& db, Table* table) {
   Statement ranges;
   status = db.Prepare(std::string(kDomainNamesSql) +
                           "SELECT coalesce(r.globalTid, 0) AS tid, r.start AS start, "
-                          "CASE WHEN r.\"end\" IS NULL THEN max(" + last + ", r.start) ELSE r.\"end\" END AS stop, "
+                          "CASE WHEN r.\"end\" IS NULL THEN max(" +
+                          last +
+                          ", r.start) ELSE r.\"end\" END AS stop, "
                           "r.eventType IN (59, 70), "
-                          "r.\"end\" IS NOT NULL AND (" + end_tid + " IS NULL OR " + end_tid + " = coalesce(r.globalTid, 0)), " +
-                          kRangeNameSql + " " + kRangesFromSql + "ORDER BY tid, start, stop DESC, r.rowid",
+                          "r.\"end\" IS NOT NULL AND (" +
+                          end_tid + " IS NULL OR " + end_tid + " = coalesce(r.globalTid, 0)), " + kRangeNameSql + " " +
+                          kRangesFromSql + "ORDER BY tid, start, stop DESC, r.rowid",
                       &ranges);
   if (!status.ok())
     return status;
@@ -297,7 +300,9 @@ gt::Status BuildNvtxGpuProjSum(Database& db, Table* table) {
           ") GROUP BY pid, corr) "
           "SELECT c.globalTid, c.start, c.\"end\", o.ops_start, o.ops_end, o.n "
           "FROM CUPTI_ACTIVITY_KIND_RUNTIME AS c CROSS JOIN ops AS o "
-          "ON o.pid = (c.globalTid & ~" + std::to_string(kTidMask) + ") AND o.corr = c.correlationId "
+          "ON o.pid = (c.globalTid & ~" +
+          std::to_string(kTidMask) +
+          ") AND o.corr = c.correlationId "
           "WHERE c.globalTid IS NOT NULL AND c.correlationId IS NOT NULL AND c.eventClass IS NOT 67 "
           "ORDER BY c.globalTid, c.start",
       &calls);

@@ -19,10 +19,10 @@ gt::Status BuildCudaApiSum(Database& db, Table* table);
 gt::Status BuildCudaGpuKernSum(Database& db, Table* table);
 gt::Status BuildCudaGpuMemTimeSum(Database& db, Table* table);
 gt::Status BuildCudaGpuMemSizeSum(Database& db, Table* table);
-gt::Status BuildNcclSum(Database& db, Table* table);  // gtrace's own (nccl_reports.cc)
+gt::Status BuildNcclSum(Database& db, Table* table);         // gtrace's own (nccl_reports.cc)
 gt::Status BuildCudaApiCallers(Database& db, Table* table);  // gtrace's own (callstack_reports.cc)
-gt::Status BuildGpuMetricsSum(Database& db, Table* table);  // gtrace's own (gpu_metrics_reports.cc)
-gt::Status BuildOsrtSum(Database& db, Table* table);        // osrt_reports.cc
+gt::Status BuildGpuMetricsSum(Database& db, Table* table);   // gtrace's own (gpu_metrics_reports.cc)
+gt::Status BuildOsrtSum(Database& db, Table* table);         // osrt_reports.cc
 
 // The trace reports print one line per row: they never collect their rows. A streaming report fills
 // `table->columns`, checks every table it needs before its first row (so a missing table fails with

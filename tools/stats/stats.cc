@@ -126,8 +126,8 @@ gt::Status RunReport(const std::string& db_path,
   Table table;
   table.report = std::string(entry->info.name);
   table.title = std::string(entry->info.description);
-  status = entry->stream != nullptr ? StreamReport(*db, *entry, options.format, &table, out)
-                                    : entry->build(*db, &table);
+  status =
+      entry->stream != nullptr ? StreamReport(*db, *entry, options.format, &table, out) : entry->build(*db, &table);
   if (!status.ok()) {
     // Builders name the report and file for a missing table; SQL errors get that context here.
     if (status.message().rfind("report ", 0) == 0)
