@@ -2,6 +2,8 @@
 // errors for bad flags and inputs, never overwriting without being told to.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/common/test_util.h"
 
 namespace gt {
@@ -108,6 +110,21 @@ TEST(Cli, ProfileExportStatsAndOverwriteRules) {
   r = RunProgram({test::CliPath(), "stats", "-r", "nvtx_sum", "--format", "json", dir.File("run.gtrace")}, o);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"Range\": \":iteration\""), std::string::npos) << r.out;
+  // -o FILE: reports stream into FILE.tmp-<pid>, renamed onto FILE at the end (what the old
+  // collect-then-write printed: a failed report is left out, with its error and exit 1).
+  r = RunProgram(
+      {test::CliPath(), "stats", "-r", "nvtx_sum,cuda_api_trace", "-o", dir.File("report.txt"), dir.File("run.sqlite")},
+      o);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("gtrace: stats: report cuda_api_trace: no CUPTI_ACTIVITY_KIND_RUNTIME table"), std::string::npos)
+      << r.err;
+  const std::string report = test::ReadFile(dir.File("report.txt"));
+  EXPECT_EQ(report.rfind(" ** NVTX Range Summary (nvtx_sum):\n\n", 0), 0u) << report;
+  EXPECT_EQ(report.substr(report.size() - 3), "\n\n\n") << report;  // the table's blank line + the separator
+  EXPECT_EQ(test::ReadFile(dir.File("report.txt")).find("CUDA API Trace"), std::string::npos);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
   r = RunProgram({test::CliPath(), "stats", "-r", "bogus", dir.File("run.sqlite")}, o);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown report 'bogus'"), std::string::npos);

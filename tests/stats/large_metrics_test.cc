@@ -1,6 +1,7 @@
 // gpu_metrics_sum on a larger generated database (two sampled GPUs, thousands of samples, kernels
 // and NVTX ranges, a metric missing from some samples, a GPU never sampled, open ranges, a process
-// without CUDA devices) against the report as it was before it attributed regions one at a time: byte-identical CSV.
+// without CUDA devices) against the report as it was before it attributed regions one at a time (and
+// before it swept samples and regions in time order instead of holding every sample): byte-identical CSV.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -296,6 +297,90 @@ TEST(LargeSummaries, GpuMetricsSumMatchesTheLoadEverythingReference) {
   db.Exec("COMMIT");
   const std::string expected = ReferenceGpuMetricsSum(db.path());
   EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 150);  // many groups
+  EXPECT_EQ(RunOk(db.path(), "gpu_metrics_sum"), expected);
+}
+
+// The streaming sweep's edges at 20k+ rows: four GPUs of two hosts — one sampled throughout, one that
+// stops sampling early (its regions after that must still be attributed to nothing and released),
+// one that starts late, one with a single sample (never attributed); a GTRACE_DEVICES database
+// (deviceId is the GPU id), a process mapped through GTRACE_GPU_METRICS_DEVICES, long ranges that
+// span thousands of samples, kernels inside one sample, ranges ending exactly on a sample.
+TEST(LargeSummaries, GpuMetricsSumSweepEdgesMatchTheReference) {
+  TestDb db("large_metrics_edges");
+  db.Create({"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL"});
+  db.Exec(
+      "CREATE TABLE GPU_METRICS (rawTimestamp INTEGER, timestamp INTEGER, typeId INTEGER NOT NULL, "
+      "metricId INTEGER NOT NULL, value INTEGER NOT NULL)");
+  db.Exec(
+      "CREATE TABLE TARGET_INFO_GPU_METRICS (typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, "
+      "typeName TEXT NOT NULL, metricId INTEGER NOT NULL, metricName TEXT NOT NULL)");
+  db.Exec(
+      "CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER, pid INTEGER, uuid TEXT, "
+      "numMultiprocessors INTEGER)");
+  db.Exec("CREATE TABLE GTRACE_DEVICES (id INTEGER)");
+  db.Exec("CREATE TABLE GTRACE_GPU_METRICS_DEVICES (globalPid INTEGER, typeId INTEGER)");
+  db.Exec("BEGIN");
+  Lcg rng;
+  const auto type_of = [](int64_t host, int64_t gpu) {
+    return (host << 56) | (int64_t{1} << 48) | (int64_t{1} << 32) | gpu;
+  };
+  struct Sampling {
+    int64_t type, first_ns, count;
+  };
+  // Host 0: GPU 0 throughout, GPU 1 stops at 1/4, GPU 2 starts at 3/4; host 1: GPU 0 once.
+  const Sampling sampled[] = {{type_of(0, 0), 1000, 4000},
+                              {type_of(0, 1), 1500, 1000},
+                              {type_of(0, 2), 3000000, 1000},
+                              {type_of(1, 0), 5000, 1}};
+  for (const Sampling& g : sampled) {
+    for (int metric = 0; metric < 2; ++metric) {
+      db.Exec("INSERT INTO TARGET_INFO_GPU_METRICS VALUES (" + std::to_string(g.type) + ", 1, 'GPU', " +
+              std::to_string(metric) + ", 'metric " + std::to_string(metric) + "')");
+    }
+    int64_t ts = g.first_ns;
+    for (int64_t i = 0; i < g.count; ++i) {
+      ts += 900 + static_cast<int64_t>(rng.Next(200));
+      for (int metric = 0; metric < 2; ++metric) {
+        if (metric == 1 && rng.Next(5) == 0)
+          continue;
+        db.Exec("INSERT INTO GPU_METRICS VALUES (" + std::to_string(ts) + ", " + std::to_string(ts) + ", " +
+                std::to_string(g.type) + ", " + std::to_string(metric) + ", " + std::to_string(rng.Next(101)) + ")");
+      }
+    }
+  }
+  // Process 100 (host 0) uses GPUs 0-2; process 300 (host 0) has no device but sampled GPU 1; process 400
+  // (host 1) has none either: every sampled GPU of host 1.
+  db.Exec(
+      "INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 0, 100, 'u0', 8), (1, 1, 100, 'u1', 8), "
+      "(2, 2, 100, 'u2', 8)");
+  db.Exec("INSERT INTO GTRACE_GPU_METRICS_DEVICES VALUES (" + std::to_string(GlobalPid(300)) + ", " +
+          std::to_string(type_of(0, 1)) + ")");
+  for (int i = 0; i < 12000; ++i) {
+    KernelRow k;
+    k.global_pid = GlobalPid(100);
+    k.start = static_cast<int64_t>(rng.Next(4200000));
+    k.end = k.start + static_cast<int64_t>(rng.Next(i % 3 == 0 ? 300 : 30000));
+    k.device_id = static_cast<int64_t>(rng.Next(3));  // a GPU id (GTRACE_DEVICES)
+    k.correlation_id = i;
+    k.demangled_name = k.short_name = "kernel_" + std::to_string(rng.Next(20));
+    db.AddKernel(k);
+  }
+  const int64_t tids[] = {GlobalTid(100, 101), GlobalTid(300, 301), (int64_t{1} << 56) | GlobalTid(400, 401)};
+  for (int i = 0; i < 12000; ++i) {
+    NvtxRow r;
+    r.start = static_cast<int64_t>(rng.Next(4200000));
+    const uint64_t shape = rng.Next(100);
+    if (shape == 0)
+      r.end = r.start + 2000000;  // spans thousands of samples
+    else if (shape != 1)
+      r.end = r.start + static_cast<int64_t>(rng.Next(50000));  // shape 1: open
+    r.text = "range_" + std::to_string(rng.Next(25));
+    r.global_tid = tids[rng.Next(3)];
+    db.AddNvtx(r);
+  }
+  db.Exec("COMMIT");
+  const std::string expected = ReferenceGpuMetricsSum(db.path());
+  EXPECT_GT(std::count(expected.begin(), expected.end(), '\n'), 80);
   EXPECT_EQ(RunOk(db.path(), "gpu_metrics_sum"), expected);
 }
 

@@ -493,5 +493,50 @@ TEST(LargeSummaries, NcclSumMatchesThePerRowReference) {
   EXPECT_EQ(RunOk(db.path(), "nccl_sum"), expected);
 }
 
+// osrt_sum, now grouped in SQLite, against the per-row map of vectors it used: 30,000 calls of 40
+// functions, some names missing from StringIds ("[Unknown]"), and 31/32 rows that are not counted.
+TEST(LargeSummaries, OsrtSumMatchesThePerRowReference) {
+  TestDb db("large_osrt");
+  db.Exec(
+      "CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+      "globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, "
+      "callchainId INTEGER NOT NULL, argumentsId INTEGER NOT NULL)");
+  db.Exec("BEGIN");
+  Lcg rng;
+  std::vector<int64_t> names;
+  for (int i = 0; i < 40; ++i)
+    names.push_back(db.StringId(i == 7 ? "pthread_mutex_lock" : "fn_" + std::to_string(i)));
+  for (int i = 0; i < 30000; ++i) {
+    const int64_t start = static_cast<int64_t>(rng.Next(1000000000));
+    const uint64_t pick = rng.Next(41);
+    const int64_t name = pick == 40 ? 99999 : names[pick];  // 99999: no such string
+    const int64_t event_class = rng.Next(50) == 0 ? 31 + static_cast<int64_t>(rng.Next(2)) : 27;
+    db.Exec("INSERT INTO OSRT_API VALUES (" + std::to_string(start) + ", " +
+            std::to_string(start + static_cast<int64_t>(rng.Next(i % 4 == 0 ? 9 : 2000000))) + ", " +
+            std::to_string(event_class) + ", 1, " + std::to_string(name) + ", 0, 0, 0, 0)");
+  }
+  db.Exec("COMMIT");
+  int64_t grand_total = 0;
+  auto groups = LoadGroups<std::string>(
+      db.path(),
+      "SELECT s.value, o.\"end\" - o.start FROM OSRT_API AS o LEFT JOIN StringIds AS s ON s.id = o.nameId "
+      "WHERE o.eventClass = 27",
+      [](sqlite3_stmt* s) {
+        return sqlite3_column_type(s, 0) == SQLITE_NULL ? std::string("[Unknown]") : ColumnText(s, 0);
+      },
+      1, &grand_total);
+  Table table;
+  table.columns = Columns({"Time (%)", "Total Time (ns)", "Num Calls", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
+                           "StdDev (ns)", "Name"});
+  for (const auto& [name, summary] : SortedSummaries(&groups)) {
+    table.rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
+                          summary.avg, summary.median, Cell::Int(summary.min), Cell::Int(summary.max), summary.stddev,
+                          Cell::Text(name)});
+  }
+  const std::string expected = Csv(table);
+  EXPECT_EQ(std::count(expected.begin(), expected.end(), '\n'), 42);  // header + 40 names + [Unknown]
+  EXPECT_EQ(RunOk(db.path(), "osrt_sum"), expected);
+}
+
 }  // namespace
 }  // namespace gt::stats::testing

@@ -1,5 +1,7 @@
 #include "tests/stats/nsys_test_db.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -85,7 +87,9 @@ void Check(sqlite3* db, int rc, const std::string& what) {
 }  // namespace
 
 TestDb::TestDb(const std::string& name) {
-  path_ = ::testing::TempDir() + "gt_stats_" + name + ".sqlite";
+  // The pid keeps two test processes apart (ctest -j, or several build trees on one machine: a shared
+  // name let one process delete the file another was filling).
+  path_ = ::testing::TempDir() + "gt_stats_" + name + "." + std::to_string(::getpid()) + ".sqlite";
   std::remove(path_.c_str());
   EXPECT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
   Create({"StringIds"});

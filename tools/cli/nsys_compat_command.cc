@@ -27,6 +27,34 @@
 namespace gt::cli {
 namespace {
 
+// A stream buffer that writes `prefix` to `target` before the first byte that passes through it, and
+// nothing when none does: nsys-compat's "Processing [...]" line belongs only to a report that prints.
+class LazyPrefixBuffer : public std::streambuf {
+ public:
+  LazyPrefixBuffer(std::streambuf* target, std::string prefix) : target_(target), prefix_(std::move(prefix)) {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof()))
+      return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+  std::streamsize xsputn(const char* data, std::streamsize size) override {
+    if (size > 0 && !started_) {
+      started_ = true;
+      target_->sputn(prefix_.data(), static_cast<std::streamsize>(prefix_.size()));
+    }
+    return target_->sputn(data, size);
+  }
+  int sync() override { return target_->pubsync(); }
+
+ private:
+  std::streambuf* target_;
+  std::string prefix_;
+  bool started_ = false;
+};
+
 bool Exists(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0;
@@ -160,42 +188,56 @@ int ShimStats(const std::vector<std::string>& args) {
                                                              : "txt";
   int rc = 0;
   for (const std::string& name : names) {
-    std::ostringstream text;
-    st = stats::RunReport(db, name, options, text);
-    if (!st.ok()) {
-      if (MissingData(st)) {
-        // nsys: "SKIPPED: <file> does not contain <kind> data." on standard output, exit 0.
-        std::cout << "SKIPPED: " << db << " does not contain the data of report " << name << " (" << st.message()
-                  << ").\n";
-        continue;
-      }
-      std::cerr << "gtrace nsys-compat: " << st.message() << "\n";
-      rc = 1;
-      continue;
-    }
+    // Reports stream their rows (a trace is one line per row): to standard output behind the
+    // "Processing" line, printed by the first byte of the report (a skipped report prints none), or
+    // to BASE_<report>.<ext>.tmp-<pid>, renamed into place once the report succeeded.
     if (output.empty() || output == "-") {
-      if (!quiet)
-        std::cout << "\nProcessing [" << db << "] with [" << name << "]... \n";
-      std::cout << text.str();
+      LazyPrefixBuffer prefixed(std::cout.rdbuf(),
+                                quiet ? std::string() : "\nProcessing [" + db + "] with [" + name + "]... \n");
+      std::ostream text(&prefixed);
+      st = stats::RunReport(db, name, options, text);
+      text.flush();
+      if (!st.ok()) {
+        if (MissingData(st)) {
+          // nsys: "SKIPPED: <file> does not contain <kind> data." on standard output, exit 0.
+          std::cout << "SKIPPED: " << db << " does not contain the data of report " << name << " (" << st.message()
+                    << ").\n";
+          continue;
+        }
+        std::cerr << "gtrace nsys-compat: " << st.message() << "\n";
+        rc = 1;
+      }
       continue;
     }
     std::string file = output + "_" + name + "." + ext;
-    if (Exists(file) && !force_overwrite) {
-      std::cerr << "gtrace nsys-compat: " << file << " exists; use --force-overwrite true to replace it\n";
-      rc = 1;
-      continue;
-    }
     std::string temp = file + ".tmp-" + std::to_string(::getpid());
     {
       std::ofstream f(temp, std::ios::binary | std::ios::trunc);
-      f << text.str();
+      st = stats::RunReport(db, name, options, f);
       f.close();
+      if (!st.ok()) {
+        ::unlink(temp.c_str());
+        if (MissingData(st)) {
+          std::cout << "SKIPPED: " << db << " does not contain the data of report " << name << " (" << st.message()
+                    << ").\n";
+          continue;
+        }
+        std::cerr << "gtrace nsys-compat: " << st.message() << "\n";
+        rc = 1;
+        continue;
+      }
       if (!f) {
         ::unlink(temp.c_str());
         std::cerr << "gtrace nsys-compat: cannot write " << file << "\n";
         rc = 1;
         continue;
       }
+    }
+    if (Exists(file) && !force_overwrite) {
+      ::unlink(temp.c_str());
+      std::cerr << "gtrace nsys-compat: " << file << " exists; use --force-overwrite true to replace it\n";
+      rc = 1;
+      continue;
     }
     if (::rename(temp.c_str(), file.c_str()) != 0) {
       ::unlink(temp.c_str());

@@ -2,6 +2,9 @@
 // reports. A .gtrace stream is exported first (to <stem>.sqlite, kept for next time, as nsys does
 // with .nsys-rep files).
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <fstream>
 #include <iostream>
@@ -123,26 +126,36 @@ int RunStats(const std::vector<std::string>& args) {
     }
     db = sqlite;
   }
-  std::ostringstream text;
+  // Each report goes straight to its destination (a trace prints one line per row: never held here).
+  // -o FILE: written to FILE.tmp-<pid>, renamed into place at the end (FILE is only ever replaced by a
+  // finished output).
+  std::ofstream file;
+  std::string temp;
+  if (!output.empty()) {
+    temp = output + ".tmp-" + std::to_string(::getpid());
+    file.open(temp, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "gtrace: stats: cannot write " << output << "\n";
+      return 1;
+    }
+  }
+  std::ostream& out = output.empty() ? std::cout : file;
   int rc = 0;
   std::vector<std::string> names = Split(reports);
   for (size_t i = 0; i < names.size(); ++i) {
-    std::ostringstream one;
-    st = stats::RunReport(db, names[i], options, one);
+    st = stats::RunReport(db, names[i], options, out);
     if (!st.ok()) {
+      out.flush();  // the lines before the error, if a trace failed in its middle
       std::cerr << "gtrace: stats: " << st.message() << "\n";
       rc = 1;
       continue;
     }
-    text << one.str();
-    if (i + 1 < names.size() && options.format == stats::Format::kTable) text << "\n";
+    if (i + 1 < names.size() && options.format == stats::Format::kTable) out << "\n";
   }
-  if (output.empty()) {
-    std::cout << text.str();
-  } else {
-    std::ofstream out(output, std::ios::trunc);
-    out << text.str();
-    if (!out) {
+  if (!output.empty()) {
+    file.close();
+    if (!file || ::rename(temp.c_str(), output.c_str()) != 0) {
+      ::unlink(temp.c_str());
       std::cerr << "gtrace: stats: cannot write " << output << "\n";
       return 1;
     }

@@ -48,7 +48,7 @@ gt::Status BuildCudaApiSum(Database& db, Table* table) {
   return gt::Status::Ok();
 }
 
-gt::Status BuildCudaApiTrace(Database& db, Table* table) {
+gt::Status StreamCudaApiTrace(Database& db, Table* table, const RowSink& row) {
   if (!db.HasTable(kRuntimeTable))
     return MissingTable(db, *table, kRuntimeTable, "was CUDA traced?");
   if (!db.HasTable("ThreadNames")) {
@@ -74,16 +74,23 @@ gt::Status BuildCudaApiTrace(Database& db, Table* table) {
   table->columns = {NumberColumn("Start (ns)"), NumberColumn("Duration (ns)"), TextColumn("Name"),
                     NumberColumn("Result"),     NumberColumn("CorrID"),        NumberColumn("Pid"),
                     NumberColumn("Tid"),        NumberColumn("T-Pri"),         TextColumn("Thread Name")};
+  // Each row is printed as SQLite yields it (its sorter spills past its cache): memory O(1) in the rows.
+  std::vector<Cell> cells;
   for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
     const auto optional_int = [&](int column) {
       return statement.IsNull(column) ? Cell::Null() : Cell::Int(statement.Int(column));
     };
     const std::optional<int64_t> global_tid = statement.OptInt(5);
-    table->rows.push_back({Cell::Int(statement.Int(0)), Cell::Int(statement.Int(1)),
-                           Cell::Text(StripApiVersionSuffix(statement.Text(2))), Cell::Int(statement.Int(3)),
-                           optional_int(4), global_tid ? Cell::Int(PidOf(*global_tid)) : Cell::Null(),
-                           global_tid ? Cell::Int(TidOf(*global_tid)) : Cell::Null(), optional_int(6),
-                           statement.IsNull(7) ? Cell::Null() : Cell::Text(statement.Text(7))});
+    cells = {Cell::Int(statement.Int(0)),
+             Cell::Int(statement.Int(1)),
+             Cell::Text(StripApiVersionSuffix(statement.TextView(2))),
+             Cell::Int(statement.Int(3)),
+             optional_int(4),
+             global_tid ? Cell::Int(PidOf(*global_tid)) : Cell::Null(),
+             global_tid ? Cell::Int(TidOf(*global_tid)) : Cell::Null(),
+             optional_int(6),
+             statement.IsNull(7) ? Cell::Null() : Cell::Text(statement.Text(7))};
+    row(cells);
   }
   return status;
 }

@@ -27,6 +27,22 @@ gt::Status Statement::Step(bool* has_row) {
   return gt::Status::Error(std::string("SQLite error: ") + sqlite3_errmsg(db_));
 }
 
+void Statement::BindInt(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+}
+
+gt::Status Statement::Execute() {
+  const int rc = sqlite3_step(stmt_);
+  sqlite3_reset(stmt_);
+  if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+    return gt::Status::Ok();
+  return gt::Status::Error(std::string("SQLite error: ") + sqlite3_errmsg(db_));
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+}
+
 bool Statement::IsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }

@@ -24,6 +24,11 @@ class Statement {
 
   // Advances to the next row; *has_row is false at the end.
   gt::Status Step(bool* has_row);
+  // For a statement run many times (an INSERT): binds parameter ?index, and runs it to its end and
+  // resets it (bindings stay).
+  void BindInt(int index, int64_t value);
+  gt::Status Execute();
+  void Reset();  // ends a read before its last row
 
   bool IsNull(int column) const;
   int64_t Int(int column) const;  // NULL reads as 0; check IsNull/OptInt where NULL matters

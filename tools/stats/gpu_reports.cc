@@ -116,13 +116,6 @@ class DeviceNames {
   std::map<std::pair<int64_t, int64_t>, int64_t> gpu_of_device_;
 };
 
-struct TraceRow {
-  int64_t start = 0;
-  int kind = 0;  // 0 kernel, 1 memcpy, 2 memset: the order of rows that start together
-  int64_t correlation_id = 0;
-  std::vector<Cell> cells;
-};
-
 Cell OptionalInt(const Statement& statement, int column) {
   return statement.IsNull(column) ? Cell::Null() : Cell::Int(statement.Int(column));
 }
@@ -141,25 +134,6 @@ Cell Throughput(int64_t bytes, int64_t duration) {
     return Cell::Null();
   // MB/s = (bytes / 1e6) / (duration / 1e9), three decimals.
   return Cell::Fixed(RoundDiv(static_cast<__int128>(bytes) * 1'000'000, duration), 3);
-}
-
-// Appends the rows of one GPU table: `sql` selects start, duration and correlationId first; `make`
-// turns a result row into the report's cells.
-template <typename MakeRow>
-gt::Status AppendTraceRows(Database& db, const std::string& sql, int kind, MakeRow make, std::vector<TraceRow>* rows) {
-  Statement statement;
-  gt::Status status = db.Prepare(sql, &statement);
-  if (!status.ok())
-    return status;
-  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
-    TraceRow row;
-    row.start = statement.Int(0);
-    row.kind = kind;
-    row.correlation_id = statement.Int(2);
-    row.cells = make(statement);
-    rows->push_back(std::move(row));
-  }
-  return status;
 }
 
 }  // namespace
@@ -231,7 +205,7 @@ gt::Status BuildCudaGpuMemSizeSum(Database& db, Table* table) {
   return gt::Status::Ok();
 }
 
-gt::Status BuildCudaGpuTrace(Database& db, Table* table) {
+gt::Status StreamCudaGpuTrace(Database& db, Table* table, const RowSink& row) {
   const bool have_kernel = db.HasTable(kKernelTable);
   const bool have_memcpy = db.HasTable(kMemcpyTable);
   const bool have_memset = db.HasTable(kMemsetTable);
@@ -259,76 +233,53 @@ gt::Status BuildCudaGpuTrace(Database& db, Table* table) {
                : std::string("NULL");
   };
 
-  std::vector<TraceRow> rows;
-  // Cells in report column order; shared tail: Device, Ctx, GreenCtx, Strm, Name.
-  const auto tail = [&](const Statement& s, int first, std::vector<Cell>* cells) {
-    cells->push_back(Cell::Text(devices.Name(s.OptInt(first + 5), s.Int(first))));
-    cells->push_back(Cell::Int(s.Int(first + 1)));
-    cells->push_back(GreenContext(s, first + 2));
-    cells->push_back(Cell::Int(s.Int(first + 3)));
-    cells->push_back(Cell::Text(s.Text(first + 4)));
-  };
+  // The three tables as one result in the report's order: by start, then kernel/memcpy/memset, then
+  // correlation id (NULL as 0), then each table's own row order — SQLite merges the three sorted
+  // selects, and every row is printed as it comes (memory O(1) in the rows; the sorter spills to
+  // temporary files past its cache). Columns, the same in each select (names from every select, as
+  // the first one present names a compound's columns):
+  //   0 start, 1 duration, 2 correlationId, 3-8 grid/block, 9 registers, 10-11 static/dynamic shared
+  //   memory, 12 bytes, 13-14 source/destination memory kind, 15 device, 16 context, 17 green context,
+  //   18 stream, 19 name, 20 globalPid, 21 kind (0 kernel, 1 memcpy, 2 memset), 22 sort id, 23 rowid.
+  const char* kTail = " AS name, m.globalPid AS gpid, ";
+  std::vector<std::string> selects;
   if (have_kernel) {
-    status = AppendTraceRows(
-        db,
-        "SELECT k.start, k.\"end\" - k.start, k.correlationId, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY,"
-        " k.blockZ, k.registersPerThread, k.staticSharedMemory, k.dynamicSharedMemory,"
-        " k.deviceId, k.contextId, " +
-            green(kKernelTable, "k") +
-            ", k.streamId, s.value, k.globalPid "
-            "FROM CUPTI_ACTIVITY_KIND_KERNEL AS k LEFT JOIN StringIds AS s ON s.id = k.demangledName",
-        0,
-        [&](const Statement& s) {
-          std::vector<Cell> cells = {Cell::Int(s.Int(0)), Cell::Int(s.Int(1)), OptionalInt(s, 2)};
-          for (int column = 3; column <= 9; ++column)
-            cells.push_back(Cell::Int(s.Int(column)));
-          cells.push_back(ScaledValue(s.Int(10), kBytesPerMb, 3));
-          cells.push_back(ScaledValue(s.Int(11), kBytesPerMb, 3));
-          for (int i = 0; i < 4; ++i)
-            cells.push_back(Cell::Null());  // Bytes, Throughput, Src/DstMemKd
-          tail(s, 12, &cells);
-          return cells;
-        },
-        &rows);
-    if (!status.ok())
-      return status;
+    selects.push_back(
+        "SELECT k.start AS start, k.\"end\" - k.start AS duration, k.correlationId AS corr, k.gridX, k.gridY, "
+        "k.gridZ, k.blockX, k.blockY, k.blockZ, k.registersPerThread, k.staticSharedMemory, "
+        "k.dynamicSharedMemory, NULL AS bytes, NULL AS src, NULL AS dst, k.deviceId, k.contextId, " +
+        green(kKernelTable, "k") +
+        " AS green, k.streamId, s.value AS name, k.globalPid AS gpid, 0 AS kind, coalesce(k.correlationId, 0) AS "
+        "corr0, k.rowid AS rid FROM CUPTI_ACTIVITY_KIND_KERNEL AS k LEFT JOIN StringIds AS s ON s.id = "
+        "k.demangledName");
   }
-  const auto memory_row = [&](const Statement& s) {
-    std::vector<Cell> cells = {Cell::Int(s.Int(0)), Cell::Int(s.Int(1)), OptionalInt(s, 2)};
-    for (int i = 0; i < 9; ++i)
-      cells.push_back(Cell::Null());  // grid, block, Reg/Trd, Stc/DymSMem
-    cells.push_back(ScaledValue(s.Int(3), kBytesPerMb, 3));
-    cells.push_back(Throughput(s.Int(3), s.Int(1)));
-    cells.push_back(OptionalText(s, 4));
-    cells.push_back(OptionalText(s, 5));
-    tail(s, 6, &cells);
-    return cells;
-  };
+  const std::string no_launch = "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ";
   if (have_memcpy) {
-    status = AppendTraceRows(
-        db,
-        "SELECT m.start, m.\"end\" - m.start, m.correlationId, m.bytes, " + kind_label("m", "srcKind") + ", " +
-            kind_label("m", "dstKind") + ", m.deviceId, m.contextId, " + green(kMemcpyTable, "m") + ", m.streamId, " +
-            kMemcpyNameSql +
-            ", m.globalPid "
-            "FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m LEFT JOIN ENUM_CUDA_MEMCPY_OPER AS o ON o.id = m.copyKind",
-        1, memory_row, &rows);
-    if (!status.ok())
-      return status;
+    selects.push_back("SELECT m.start AS start, m.\"end\" - m.start AS duration, m.correlationId AS corr, " +
+                      no_launch + "m.bytes AS bytes, " + kind_label("m", "srcKind") + " AS src, " +
+                      kind_label("m", "dstKind") + " AS dst, m.deviceId, m.contextId, " + green(kMemcpyTable, "m") +
+                      " AS green, m.streamId, " + kMemcpyNameSql + kTail +
+                      "1 AS kind, coalesce(m.correlationId, 0) AS corr0, m.rowid AS rid "
+                      "FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m LEFT JOIN ENUM_CUDA_MEMCPY_OPER AS o ON o.id = "
+                      "m.copyKind");
   }
   if (have_memset) {
-    status =
-        AppendTraceRows(db,
-                        "SELECT m.start, m.\"end\" - m.start, m.correlationId, m.bytes, " + kind_label("m", "memKind") +
-                            ", NULL, m.deviceId, m.contextId, " + green(kMemsetTable, "m") +
-                            ", m.streamId, '[CUDA memset]', m.globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET AS m",
-                        2, memory_row, &rows);
-    if (!status.ok())
-      return status;
+    selects.push_back("SELECT m.start AS start, m.\"end\" - m.start AS duration, m.correlationId AS corr, " +
+                      no_launch + "m.bytes AS bytes, " + kind_label("m", "memKind") +
+                      " AS src, NULL AS dst, m.deviceId, m.contextId, " + green(kMemsetTable, "m") +
+                      " AS green, m.streamId, '[CUDA memset]'" + kTail +
+                      "2 AS kind, coalesce(m.correlationId, 0) AS corr0, m.rowid AS rid "
+                      "FROM CUPTI_ACTIVITY_KIND_MEMSET AS m");
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const TraceRow& a, const TraceRow& b) {
-    return std::tie(a.start, a.kind, a.correlation_id) < std::tie(b.start, b.kind, b.correlation_id);
-  });
+  std::string sql;
+  for (const std::string& select : selects)
+    sql += (sql.empty() ? "" : " UNION ALL ") + select;
+  sql += " ORDER BY start, kind, corr0, rid";
+  Statement s;
+  status = db.Prepare(sql, &s);
+  if (!status.ok())
+    return status;
+
   table->columns = {NumberColumn("Start (ns)"),
                     NumberColumn("Duration (ns)"),
                     NumberColumn("CorrId"),
@@ -350,10 +301,35 @@ gt::Status BuildCudaGpuTrace(Database& db, Table* table) {
                     NumberColumn("GreenCtx"),
                     NumberColumn("Strm"),
                     TextColumn("Name")};
-  table->rows.reserve(rows.size());
-  for (TraceRow& row : rows)
-    table->rows.push_back(std::move(row.cells));
-  return gt::Status::Ok();
+  std::vector<Cell> cells;
+  for (bool has_row = false; (status = s.Step(&has_row)).ok() && has_row;) {
+    cells.clear();
+    cells.push_back(Cell::Int(s.Int(0)));
+    cells.push_back(Cell::Int(s.Int(1)));
+    cells.push_back(OptionalInt(s, 2));
+    if (s.Int(21) == 0) {  // kernel
+      for (int column = 3; column <= 9; ++column)
+        cells.push_back(Cell::Int(s.Int(column)));
+      cells.push_back(ScaledValue(s.Int(10), kBytesPerMb, 3));
+      cells.push_back(ScaledValue(s.Int(11), kBytesPerMb, 3));
+      for (int i = 0; i < 4; ++i)
+        cells.push_back(Cell::Null());  // Bytes, Throughput, Src/DstMemKd
+    } else {
+      for (int i = 0; i < 9; ++i)
+        cells.push_back(Cell::Null());  // grid, block, Reg/Trd, Stc/DymSMem
+      cells.push_back(ScaledValue(s.Int(12), kBytesPerMb, 3));
+      cells.push_back(Throughput(s.Int(12), s.Int(1)));
+      cells.push_back(OptionalText(s, 13));
+      cells.push_back(OptionalText(s, 14));
+    }
+    cells.push_back(Cell::Text(devices.Name(s.OptInt(20), s.Int(15))));
+    cells.push_back(Cell::Int(s.Int(16)));
+    cells.push_back(GreenContext(s, 17));
+    cells.push_back(Cell::Int(s.Int(18)));
+    cells.push_back(Cell::Text(s.Text(19)));
+    row(cells);
+  }
+  return status;
 }
 
 }  // namespace gt::stats

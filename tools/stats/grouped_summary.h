@@ -1,6 +1,6 @@
 // Exact nsys-style summaries (statistics.h) of one integer value per row, grouped by text keys, in
 // memory bounded by the number of groups, not of rows: SQLite sorts the rows (its sorter spills to
-// temporary files past its cache), and the C++ side holds one group's running sums at a time. Used by the *_sum reports (nvtx_sum, cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_*_sum).
+// temporary files past its cache), and the C++ side holds one group's running sums at a time. Used by the *_sum reports (nvtx_sum, cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_*_sum, osrt_sum).
 // Internal to gt_stats; called on the report's thread with that report's Database.
 #pragma once
 

@@ -7,8 +7,7 @@
 // script). Counted: eventClass 27 rows (complete calls). nsys's 31/32 rows (OSRT start/finish marks
 // of a call cut by the end of the capture, zero long, name "[Unknown]" in the real sample) are not
 // calls and are left out; gtrace writes none.
-#include <map>
-
+#include "tools/stats/grouped_summary.h"
 #include "tools/stats/reports.h"
 #include "tools/stats/statistics.h"
 
@@ -17,29 +16,24 @@ namespace gt::stats {
 gt::Status BuildOsrtSum(Database& db, Table* table) {
   if (!db.HasTable("OSRT_API"))
     return MissingTable(db, *table, "OSRT_API", "was the OS runtime traced (-t osrt)?");
-  Statement statement;
-  gt::Status status = db.Prepare(
-      "SELECT s.value, o.\"end\" - o.start FROM OSRT_API AS o "
-      "LEFT JOIN StringIds AS s ON s.id = o.nameId WHERE o.eventClass = 27",
-      &statement);
-  if (!status.ok())
-    return status;
-  std::map<std::string, std::vector<int64_t>> groups;
+  // Grouped by name inside SQLite (grouped_summary.h): memory per function name, not per call.
+  std::vector<KeyedSummary> groups;
   int64_t grand_total = 0;
-  for (bool has_row = false; (status = statement.Step(&has_row)).ok() && has_row;) {
-    groups[statement.IsNull(0) ? std::string("[Unknown]") : std::string(statement.Text(0))].push_back(
-        statement.Int(1));
-    grand_total += statement.Int(1);
-  }
+  gt::Status status = SummarizeByKey(db,
+                                     "SELECT coalesce(s.value, '[Unknown]') AS k0, o.\"end\" - o.start AS v "
+                                     "FROM OSRT_API AS o LEFT JOIN StringIds AS s ON s.id = o.nameId "
+                                     "WHERE o.eventClass = 27",
+                                     1, 1, 1, &groups, &grand_total);
   if (!status.ok())
     return status;
   table->columns = {NumberColumn("Time (%)"), NumberColumn("Total Time (ns)"), NumberColumn("Num Calls"),
                     NumberColumn("Avg (ns)"), NumberColumn("Med (ns)"),        NumberColumn("Min (ns)"),
                     NumberColumn("Max (ns)"), NumberColumn("StdDev (ns)"),     TextColumn("Name")};
-  for (const auto& [name, summary] : SortedSummaries(&groups)) {
+  for (const KeyedSummary& group : groups) {
+    const Summary& summary = group.summary;
     table->rows.push_back({Percent(summary.total, grand_total), Cell::Int(summary.total), Cell::Int(summary.count),
                            summary.avg, summary.median, Cell::Int(summary.min), Cell::Int(summary.max), summary.stddev,
-                           Cell::Text(name)});
+                           Cell::Text(group.key[0])});
   }
   return gt::Status::Ok();
 }

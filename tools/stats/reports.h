@@ -3,7 +3,9 @@
 // missing. Internal to gt_stats.
 #pragma once
 
+#include <functional>
 #include <string_view>
+#include <vector>
 
 #include "schema/status.h"
 #include "tools/stats/database.h"
@@ -14,15 +16,21 @@ namespace gt::stats {
 gt::Status BuildNvtxSum(Database& db, Table* table);
 gt::Status BuildNvtxGpuProjSum(Database& db, Table* table);
 gt::Status BuildCudaApiSum(Database& db, Table* table);
-gt::Status BuildCudaApiTrace(Database& db, Table* table);
 gt::Status BuildCudaGpuKernSum(Database& db, Table* table);
 gt::Status BuildCudaGpuMemTimeSum(Database& db, Table* table);
 gt::Status BuildCudaGpuMemSizeSum(Database& db, Table* table);
-gt::Status BuildCudaGpuTrace(Database& db, Table* table);
-gt::Status BuildNcclSum(Database& db, Table* table);  // gtrace's own (nccl_reports.cc)
+gt::Status BuildNcclSum(Database& db, Table* table);         // gtrace's own (nccl_reports.cc)
 gt::Status BuildCudaApiCallers(Database& db, Table* table);  // gtrace's own (callstack_reports.cc)
-gt::Status BuildGpuMetricsSum(Database& db, Table* table);  // gtrace's own (gpu_metrics_reports.cc)
-gt::Status BuildOsrtSum(Database& db, Table* table);        // osrt_reports.cc
+gt::Status BuildGpuMetricsSum(Database& db, Table* table);   // gtrace's own (gpu_metrics_reports.cc)
+gt::Status BuildOsrtSum(Database& db, Table* table);         // osrt_reports.cc
+
+// The trace reports print one line per row: they never collect their rows. A streaming report fills
+// `table->columns`, checks every table it needs before its first row (so a missing table fails with
+// nothing printed), then calls `row` with each row's cells in the report's order, as SQLite yields
+// them. RunReport may run it twice (the table format measures column widths first).
+using RowSink = std::function<void(const std::vector<Cell>&)>;
+gt::Status StreamCudaApiTrace(Database& db, Table* table, const RowSink& row);
+gt::Status StreamCudaGpuTrace(Database& db, Table* table, const RowSink& row);
 
 // "report R: no TABLE table in FILE — HINT".
 gt::Status MissingTable(const Database& db, const Table& table, std::string_view missing, std::string_view hint);

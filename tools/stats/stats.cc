@@ -3,6 +3,7 @@
 
 #include <array>
 #include <iterator>
+#include <optional>
 #include <ostream>
 
 #include "tools/stats/database.h"
@@ -13,10 +14,13 @@ namespace gt::stats {
 namespace {
 
 using Builder = gt::Status (*)(Database& db, Table* table);
+using Streamer = gt::Status (*)(Database& db, Table* table, const RowSink& row);
 
+// A report either builds its (small) table in memory or streams its rows (reports.h).
 struct ReportEntry {
   ReportInfo info;
   Builder build;
+  Streamer stream = nullptr;
 };
 
 // `description` is nsys's display name for the report (its table title and --help-reports line).
@@ -24,11 +28,11 @@ constexpr ReportEntry kReports[] = {
     {{"nvtx_sum", "NVTX Range Summary"}, BuildNvtxSum},
     {{"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary"}, BuildNvtxGpuProjSum},
     {{"cuda_api_sum", "CUDA API Summary"}, BuildCudaApiSum},
-    {{"cuda_api_trace", "CUDA API Trace"}, BuildCudaApiTrace},
+    {{"cuda_api_trace", "CUDA API Trace"}, nullptr, StreamCudaApiTrace},
     {{"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary"}, BuildCudaGpuKernSum},
     {{"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)"}, BuildCudaGpuMemTimeSum},
     {{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"}, BuildCudaGpuMemSizeSum},
-    {{"cuda_gpu_trace", "CUDA GPU Trace"}, BuildCudaGpuTrace},
+    {{"cuda_gpu_trace", "CUDA GPU Trace"}, nullptr, StreamCudaGpuTrace},
     {{"osrt_sum", "OS Runtime Summary"}, BuildOsrtSum},
     {{"nccl_sum", "NCCL Operation Summary"}, BuildNcclSum},
     {{"cuda_api_callers", "CUDA API Callers (by Stack)"}, BuildCudaApiCallers},
@@ -51,6 +55,31 @@ std::string ValidNames() {
     names += entry.info.name;
   }
   return names;
+}
+
+// Prints a streaming report's rows as they come. The table format runs it twice: once to measure
+// the column widths (nothing printed, so a failure then leaves `out` untouched), once to print.
+gt::Status StreamReport(Database& db, const ReportEntry& entry, Format format, Table* table, std::ostream& out) {
+  std::vector<int> widths;
+  if (format == Format::kTable) {
+    std::optional<ColumnWidths> measured;
+    gt::Status status = entry.stream(db, table, [&](const std::vector<Cell>& row) {
+      if (!measured)
+        measured.emplace(table->columns);
+      measured->Add(row);
+    });
+    if (!status.ok())
+      return status;
+    widths = measured ? measured->widths() : ColumnWidths(table->columns).widths();
+  }
+  RowPrinter printer(*table, format, &out);
+  if (format == Format::kTable)
+    printer.SetWidths(std::move(widths));
+  gt::Status status = entry.stream(db, table, [&](const std::vector<Cell>& row) { printer.Row(row); });
+  if (!status.ok())
+    return status;
+  printer.Finish();
+  return gt::Status::Ok();
 }
 
 }  // namespace
@@ -97,14 +126,16 @@ gt::Status RunReport(const std::string& db_path,
   Table table;
   table.report = std::string(entry->info.name);
   table.title = std::string(entry->info.description);
-  status = entry->build(*db, &table);
+  status =
+      entry->stream != nullptr ? StreamReport(*db, *entry, options.format, &table, out) : entry->build(*db, &table);
   if (!status.ok()) {
     // Builders name the report and file for a missing table; SQL errors get that context here.
     if (status.message().rfind("report ", 0) == 0)
       return status;
     return gt::Status::Error("report " + table.report + " on " + db_path + ": " + status.message());
   }
-  WriteTable(table, options.format, out);
+  if (entry->stream == nullptr)
+    WriteTable(table, options.format, out);
   return gt::Status::Ok();
 }
 

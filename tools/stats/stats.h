@@ -2,8 +2,12 @@
 // (ours from `gtrace export`, or a real `nsys export --type sqlite` file), printed like
 // `nsys stats --report <name> --format table|csv|json file.sqlite`.
 //
-// Called by the CLI (tools/cli) on its main thread; every call opens the database read-only, builds the
-// whole report in memory and writes it only when it succeeded, so a failed report leaves `out` untouched.
+// Called by the CLI (tools/cli) on its main thread; every call opens the database read-only. The summary
+// reports build their (per-group) table in memory and write it only when it succeeded; the trace
+// reports (cuda_api_trace, cuda_gpu_trace: one line per row) write each row as SQLite yields it, after
+// every check that can fail on a missing table, so a failed report leaves `out` untouched unless SQLite
+// itself fails in the middle of the rows (a damaged file): then the lines before stay written and the
+// error comes back.
 #pragma once
 
 #include <iosfwd>
@@ -33,7 +37,8 @@ std::span<const ReportInfo> Reports();
 // Runs `report` on the SQLite file at `db_path` (opened read-only, never written) and writes the result
 // to `out` in `options.format`. Errors (unknown report, missing/unreadable/non-nsys file, a table the
 // report needs is absent) come back as a Status whose message names the report and the file; nothing is
-// written to `out` then — the caller prints the message (stderr).
+// written to `out` then (but see above for an SQLite error in the middle of a trace) — the caller prints
+// the message (stderr).
 gt::Status RunReport(const std::string& db_path,
                      std::string_view report,
                      const ReportOptions& options,

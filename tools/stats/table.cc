@@ -56,105 +56,24 @@ void PadTo(std::string* line, int width, int used) {
     line->append(static_cast<size_t>(width - used), ' ');
 }
 
-void WriteText(const Table& table, std::ostream& out) {
-  const size_t num_columns = table.columns.size();
-  std::vector<std::vector<std::string>> shown(table.rows.size());
-  std::vector<int> widths(num_columns, 0);
-  for (size_t c = 0; c < num_columns; ++c)
-    widths[c] = DisplayWidth(table.columns[c].name);
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    shown[r].reserve(num_columns);
-    for (size_t c = 0; c < num_columns; ++c) {
-      const Cell& cell = table.rows[r][c];
-      shown[r].push_back(cell.kind() == Cell::Kind::kText ? TruncateForTable(cell.text()) : cell.ToString());
-      widths[c] = std::max(widths[c], DisplayWidth(shown[r][c]));
-    }
-  }
-
-  out << " ** " << table.title << " (" << table.report << "):\n\n";
-  std::string line = " ";
-  for (size_t c = 0; c < num_columns; ++c) {
-    if (c > 0)
-      line += "  ";
-    const int used = DisplayWidth(table.columns[c].name);
-    const int left = (widths[c] - used) / 2;
-    PadTo(&line, left, 0);
-    line += table.columns[c].name;
-    PadTo(&line, widths[c] - left, used);
-  }
-  out << line << '\n';
-  line = " ";
-  for (size_t c = 0; c < num_columns; ++c) {
-    if (c > 0)
-      line += "  ";
-    line.append(static_cast<size_t>(widths[c]), '-');
-  }
-  out << line << '\n';
-  for (const auto& row : shown) {
-    line = " ";
-    for (size_t c = 0; c < num_columns; ++c) {
-      if (c > 0)
-        line += "  ";
-      const int used = DisplayWidth(row[c]);
-      if (table.columns[c].align == Align::kRight) {
-        PadTo(&line, widths[c], used);
-        line += row[c];
-      } else {
-        line += row[c];
-        PadTo(&line, widths[c], used);
-      }
-    }
-    out << line << '\n';
-  }
-  out << '\n';
+// What the table format shows for a cell: text cut to kMaxTableCellChars, numbers as printed.
+std::string Shown(const Cell& cell) {
+  return cell.kind() == Cell::Kind::kText ? TruncateForTable(cell.text()) : cell.ToString();
 }
 
-void WriteCsv(const Table& table, std::ostream& out) {
-  for (size_t c = 0; c < table.columns.size(); ++c) {
-    if (c > 0)
-      out << ',';
-    out << CsvField(table.columns[c].name);
+void AppendJsonValue(const Cell& cell, std::string* line) {
+  switch (cell.kind()) {
+    case Cell::Kind::kNull:
+      *line += "null";
+      break;
+    case Cell::Kind::kInt:
+    case Cell::Kind::kFixed:
+      *line += cell.ToString();  // "-12", "0.000": valid JSON number literals
+      break;
+    case Cell::Kind::kText:
+      *line += JsonString(cell.text());
+      break;
   }
-  out << '\n';
-  for (const auto& row : table.rows) {
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c > 0)
-        out << ',';
-      out << CsvField(row[c].ToString());
-    }
-    out << '\n';
-  }
-}
-
-void WriteJson(const Table& table, std::ostream& out) {
-  if (table.rows.empty()) {
-    out << "[]\n";
-    return;
-  }
-  out << "[\n";
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    out << "  {";
-    for (size_t c = 0; c < table.columns.size(); ++c) {
-      if (c > 0)
-        out << ", ";
-      out << JsonString(table.columns[c].name) << ": ";
-      const Cell& cell = table.rows[r][c];
-      switch (cell.kind()) {
-        case Cell::Kind::kNull:
-          out << "null";
-          break;
-        case Cell::Kind::kInt:
-        case Cell::Kind::kFixed:
-          out << cell.ToString();  // "-12", "0.000": valid JSON number literals
-          break;
-        case Cell::Kind::kText:
-          out << JsonString(cell.text());
-          break;
-      }
-    }
-    out << (r + 1 < table.rows.size() ? "},\n" : "}\n");
-  }
-  out << "]\n";
 }
 
 }  // namespace
@@ -294,18 +213,137 @@ std::string TruncateForTable(std::string_view utf8) {
   return std::string(utf8.substr(0, pos)) + "\xE2\x80\xA6";  // U+2026 HORIZONTAL ELLIPSIS
 }
 
-void WriteTable(const Table& table, Format format, std::ostream& out) {
-  switch (format) {
+ColumnWidths::ColumnWidths(const std::vector<Column>& columns) {
+  for (const Column& column : columns)
+    widths_.push_back(DisplayWidth(column.name));
+}
+
+void ColumnWidths::Add(const std::vector<Cell>& row) {
+  for (size_t c = 0; c < row.size() && c < widths_.size(); ++c)
+    widths_[c] = std::max(widths_[c], DisplayWidth(Shown(row[c])));
+}
+
+RowPrinter::RowPrinter(const Table& head, Format format, std::ostream* out)
+    : head_(head), format_(format), out_(out), widths_(ColumnWidths(head.columns).widths()) {}
+
+void RowPrinter::SetWidths(std::vector<int> widths_chars) {
+  widths_ = std::move(widths_chars);
+}
+
+void RowPrinter::Begin() {
+  begun_ = true;
+  const size_t num_columns = head_.columns.size();
+  std::string& line = line_;
+  switch (format_) {
     case Format::kTable:
-      WriteText(table, out);
+      *out_ << " ** " << head_.title << " (" << head_.report << "):\n\n";
+      line = " ";
+      for (size_t c = 0; c < num_columns; ++c) {
+        if (c > 0)
+          line += "  ";
+        const int used = DisplayWidth(head_.columns[c].name);
+        const int left = (widths_[c] - used) / 2;
+        PadTo(&line, left, 0);
+        line += head_.columns[c].name;
+        PadTo(&line, widths_[c] - left, used);
+      }
+      *out_ << line << '\n';
+      line = " ";
+      for (size_t c = 0; c < num_columns; ++c) {
+        if (c > 0)
+          line += "  ";
+        line.append(static_cast<size_t>(widths_[c]), '-');
+      }
+      *out_ << line << '\n';
       break;
     case Format::kCsv:
-      WriteCsv(table, out);
+      line.clear();
+      for (size_t c = 0; c < num_columns; ++c) {
+        if (c > 0)
+          line += ',';
+        line += CsvField(head_.columns[c].name);
+      }
+      *out_ << line << '\n';
       break;
     case Format::kJson:
-      WriteJson(table, out);
+      break;  // "[" or "[]" depends on whether a row comes
+  }
+}
+
+void RowPrinter::Row(const std::vector<Cell>& row) {
+  if (!begun_)
+    Begin();
+  std::string& line = line_;
+  switch (format_) {
+    case Format::kTable:
+      line = " ";
+      for (size_t c = 0; c < row.size(); ++c) {
+        if (c > 0)
+          line += "  ";
+        const std::string shown = Shown(row[c]);
+        const int used = DisplayWidth(shown);
+        if (head_.columns[c].align == Align::kRight) {
+          PadTo(&line, widths_[c], used);
+          line += shown;
+        } else {
+          line += shown;
+          PadTo(&line, widths_[c], used);
+        }
+      }
+      line += '\n';
+      break;
+    case Format::kCsv:
+      line.clear();
+      for (size_t c = 0; c < row.size(); ++c) {
+        if (c > 0)
+          line += ',';
+        line += CsvField(row[c].ToString());
+      }
+      line += '\n';
+      break;
+    case Format::kJson:
+      // The previous row's "}" gets its ",\n" here: the last one is followed by "\n]".
+      line = any_row_ ? ",\n  {" : "[\n  {";
+      for (size_t c = 0; c < head_.columns.size() && c < row.size(); ++c) {
+        if (c > 0)
+          line += ", ";
+        line += JsonString(head_.columns[c].name);
+        line += ": ";
+        AppendJsonValue(row[c], &line);
+      }
+      line += '}';
       break;
   }
+  *out_ << line;
+  any_row_ = true;
+}
+
+void RowPrinter::Finish() {
+  if (!begun_)
+    Begin();
+  switch (format_) {
+    case Format::kTable:
+      *out_ << '\n';
+      break;
+    case Format::kCsv:
+      break;
+    case Format::kJson:
+      *out_ << (any_row_ ? "\n]\n" : "[]\n");
+      break;
+  }
+}
+
+void WriteTable(const Table& table, Format format, std::ostream& out) {
+  RowPrinter printer(table, format, &out);
+  if (format == Format::kTable) {
+    ColumnWidths widths(table.columns);
+    for (const auto& row : table.rows)
+      widths.Add(row);
+    printer.SetWidths(widths.widths());
+  }
+  for (const auto& row : table.rows)
+    printer.Row(row);
+  printer.Finish();
 }
 
 }  // namespace gt::stats

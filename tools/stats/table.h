@@ -61,6 +61,44 @@ inline constexpr int kMaxTableCellChars = 100;
 
 void WriteTable(const Table& table, Format format, std::ostream& out);
 
+// Prints a report's rows one at a time, in any format, with the same bytes WriteTable prints for the
+// whole table (WriteTable is built on it): reports whose rows are many (the traces) print each row as
+// SQLite yields it. The table format needs each column's width before its first line: give them with
+// SetWidths (RunReport measures them in a first pass with a ColumnWidths). Nothing is written until
+// the first Row or Finish, so a report that fails before its first row leaves `out` untouched.
+// Used on the report's thread; `head` (report, title, columns) and `out` must outlive the printer.
+class RowPrinter {
+ public:
+  RowPrinter(const Table& head, Format format, std::ostream* out);
+  RowPrinter(const RowPrinter&) = delete;
+  RowPrinter& operator=(const RowPrinter&) = delete;
+
+  void SetWidths(std::vector<int> widths_chars);  // kTable: from ColumnWidths::widths()
+  void Row(const std::vector<Cell>& row);
+  void Finish();  // after the last row (also with none)
+
+ private:
+  void Begin();
+  const Table& head_;
+  Format format_;
+  std::ostream* out_;
+  std::vector<int> widths_;
+  bool begun_ = false;
+  bool any_row_ = false;
+  std::string line_;  // reused
+};
+
+// The table format's column widths (display width of header and shown cells), fed row by row.
+class ColumnWidths {
+ public:
+  explicit ColumnWidths(const std::vector<Column>& columns);
+  void Add(const std::vector<Cell>& row);
+  const std::vector<int>& widths() const { return widths_; }
+
+ private:
+  std::vector<int> widths_;
+};
+
 // Pieces of the printers, exposed for tests.
 std::string CsvField(std::string_view text);    // RFC 4180 quoting when needed
 std::string JsonString(std::string_view text);  // quoted JSON string; invalid UTF-8 -> U+FFFD
