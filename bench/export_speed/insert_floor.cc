@@ -4,7 +4,8 @@
 //   insert_floor SOURCE.sqlite OUT.sqlite [SOURCE2.sqlite OUT2.sqlite ...]
 //
 // SOURCE is a database `gtrace export` wrote. Untimed: every row of every table is read into memory.
-// Timed (CLOCK_MONOTONIC, printed as "floor_s=..."): for each pair, on its own thread (so two pairs
+// Timed (CLOCK_MONOTONIC, printed as "floor_s=...", and the process's CPU time over the same section,
+// "floor_cpu_s=..."): for each pair, on its own thread (so two pairs
 // use two cores, as `gtrace export -j 2 --per-rank` does), open OUT with the exporter's PRAGMAs
 // (tools/export/sqlite_db.cc: journal off, synchronous off, temp_store memory, 64 MiB cache), create
 // SOURCE's tables with SOURCE's DDL, BEGIN, insert the rows table by table in rowid order through
@@ -12,6 +13,7 @@
 // close. The same SQLite library and build flags as the exporter (this program links the same
 // SQLite::SQLite3).
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <cstdint>
@@ -157,6 +159,14 @@ bool Insert(const Source& src, const char* path, bool* ok) {
   return *ok;
 }
 
+// CPU time (user + system) of the whole process, all threads.
+double CpuNow() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
 double Now() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -179,6 +189,7 @@ int main(int argc, char** argv) {
   }
   std::vector<char> ok(n, 0);
   double t0 = Now();
+  double c0 = CpuNow();
   if (n == 1) {
     bool b = false;
     Insert(sources[0], argv[2], &b);
@@ -195,12 +206,13 @@ int main(int argc, char** argv) {
     for (auto& t : threads) t.join();
   }
   double seconds = Now() - t0;
+  double cpu_seconds = CpuNow() - c0;
   for (size_t i = 0; i < n; ++i) {
     if (!ok[i]) {
       std::fprintf(stderr, "insert_floor: inserting into %s failed\n", argv[2 + 2 * i]);
       return 1;
     }
   }
-  std::printf("floor_s=%.3f rows=%llu\n", seconds, static_cast<unsigned long long>(rows));
+  std::printf("floor_s=%.3f floor_cpu_s=%.3f rows=%llu\n", seconds, cpu_seconds, static_cast<unsigned long long>(rows));
   return 0;
 }

@@ -9,13 +9,16 @@ the compact encoding the library writes), >= 10 M events each:
   - all cores: the same events as 2 streams (2 processes), `gtrace export --per-rank -j 2` against
     `insert_floor` with one thread per database.
 Rounds alternate (export, floor, export, floor, ...); medians; ratio = floor time / export time
-(>= 0.8 is the target). Wall-clock seconds; the export's includes process start and stream reading.
+(>= 0.8 is the target), for wall-clock seconds and for CPU seconds (user + system, all threads: what
+a shared machine cannot inflate). The export's figures include process start and stream reading; the
+floor's only its timed section (create, insert, commit, index, close).
 
   python3 bench/export_speed/run_floor.py [--build build] [--work DIR] [--rounds R] [--events N]
 """
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -30,10 +33,16 @@ def run(cmd, **kw):
     return r
 
 
+def children_cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def timed(cmd):
-    t0 = time.monotonic()
+    """Wall seconds and CPU seconds (user + system, all threads) of one child process."""
+    c0, t0 = children_cpu(), time.monotonic()
     r = run(cmd)
-    return time.monotonic() - t0, r
+    return time.monotonic() - t0, children_cpu() - c0, r
 
 
 def main():
@@ -83,33 +92,40 @@ def main():
             sys.exit(f"expected 2 per-rank databases in {refdir}, found {parts}")
         rows = run([floor, ref, w("floor-probe.sqlite")]).stdout
         for mode in ("1 core", "2 cores"):
-            exp_s, floor_s = [], []
+            exp_s, floor_s, exp_c, floor_c = [], [], [], []
             for r in range(a.rounds):
                 out = w("out.sqlite")
                 if mode == "1 core":
                     if os.path.exists(out):
                         os.remove(out)
-                    t, _ = timed(one + [gtrace, "export", "-o", out, single[0]])
-                    exp_s.append(t)
+                    t, c, _ = timed(one + [gtrace, "export", "-o", out, single[0]])
                     fr = run(one + [floor, ref, w("floor.sqlite")]).stdout
                 else:
                     outdir = w("out-ranks")
                     shutil.rmtree(outdir, ignore_errors=True)
-                    t, _ = timed([gtrace, "export", "--per-rank", "-j", "2", "-o", outdir] + pair)
-                    exp_s.append(t)
+                    t, c, _ = timed([gtrace, "export", "--per-rank", "-j", "2", "-o", outdir] + pair)
                     fr = run([floor, parts[0], w("floor-0.sqlite"), parts[1], w("floor-1.sqlite")]).stdout
+                exp_s.append(t)
+                exp_c.append(c)
                 floor_s.append(float(re.search(r"floor_s=([0-9.]+)", fr).group(1)))
-                print(f"{kind} {mode} round {r + 1}: export {exp_s[-1]:.3f} s, floor {floor_s[-1]:.3f} s", flush=True)
+                floor_c.append(float(re.search(r"floor_cpu_s=([0-9.]+)", fr).group(1)))
+                print(f"{kind} {mode} round {r + 1}: export {exp_s[-1]:.3f} s ({exp_c[-1]:.3f} CPU), "
+                      f"floor {floor_s[-1]:.3f} s ({floor_c[-1]:.3f} CPU)", flush=True)
             e, f = statistics.median(exp_s), statistics.median(floor_s)
-            results.append((kind, mode, e, f, f / e, exp_s, floor_s, rows.strip()))
-    print("\n| stream | cores | export s (median) | floor s (median) | floor / export | export rounds | floor rounds |")
-    print("|---|---|---|---|---|---|---|")
-    for kind, mode, e, f, ratio, es, fs, rows in results:
-        print(f"| {kind} | {mode} | {e:.3f} | {f:.3f} | {ratio:.2f} | {', '.join(f'{x:.2f}' for x in es)} | "
-              f"{', '.join(f'{x:.2f}' for x in fs)} |")
-    for kind, mode, e, f, ratio, es, fs, rows in results:
+            ec, fc = statistics.median(exp_c), statistics.median(floor_c)
+            results.append((kind, mode, e, f, ec, fc, exp_s, floor_s, exp_c, floor_c, rows.strip()))
+    print("\n| stream | cores | export wall s | floor wall s | floor/export (wall) | export CPU s | floor CPU s | "
+          "floor/export (CPU) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for kind, mode, e, f, ec, fc, *_ in results:
+        print(f"| {kind} | {mode} | {e:.3f} | {f:.3f} | {f / e:.2f} | {ec:.3f} | {fc:.3f} | {fc / ec:.2f} |")
+    print("\nRounds (export wall / floor wall / export CPU / floor CPU):")
+    for kind, mode, e, f, ec, fc, es, fs, ecs, fcs, rows in results:
+        fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
+        print(f"- {kind}, {mode}: [{fmt(es)}] / [{fmt(fs)}] / [{fmt(ecs)}] / [{fmt(fcs)}]")
+    for kind, mode, *rest in results:
         if mode == "1 core":
-            print(f"{kind}: {rows}")
+            print(f"{kind}: {rest[-1]}")
 
 
 if __name__ == "__main__":

@@ -92,11 +92,45 @@ class Training {
   void Next(Buffers* b) {
     b->bytes.clear();
     b->offsets.clear();
+    if (i_ == 0) Describe(b);
     // Add opens a second buffer when a record no longer fits the first (records are < 1 KiB).
     while (!done() && (b->bytes.empty() || b->bytes[0].size() < (8u << 20) - 1024)) Launch(b);
   }
 
  private:
+  // The device, context and streams, as CUPTI reports them before the first kernel.
+  static void Describe(Buffers* b) {
+    CUpti_ActivityDevice5 d;
+    std::memset(&d, 0, sizeof(d));
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.id = 0;
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.globalMemorySize = 85031714816ull;
+    d.numMultiprocessors = 132;
+    d.coreClockRate = 1980000;
+    d.computeCapabilityMajor = 9;
+    d.numThreadsPerWarp = 32;
+    d.uuid.bytes[0] = 0x5a;
+    d.isCudaVisible = 1;
+    b->Add(d);
+    CUpti_ActivityContext3 c;
+    std::memset(&c, 0, sizeof(c));
+    c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+    c.contextId = 1;
+    c.deviceId = 0;
+    c.computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA;
+    c.nullStreamId = 7;
+    b->Add(c);
+    for (uint32_t id : {7u, 13u, 14u, 15u}) {
+      CUpti_ActivityStream st;
+      std::memset(&st, 0, sizeof(st));
+      st.kind = CUPTI_ACTIVITY_KIND_STREAM;
+      st.contextId = 1;
+      st.streamId = id;
+      st.flag = id == 7 ? CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL : CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING;
+      b->Add(st);
+    }
+  }
   uint64_t T(double ns) const { return static_cast<uint64_t>(ns * tick_per_ns_); }
   double Jitter(uint64_t range) {
     seed_ = seed_ * 6364136223846793005ull + 1442695040888963407ull;
