@@ -14,6 +14,9 @@ namespace {
 
 constexpr size_t kMaxChunkBodyBytes = 1u << 20;
 constexpr size_t kMaxKnownThreads = 65536;
+// Records per compact batch: large enough that a batch's framing (a few bytes) is noise, small enough
+// that the columns stay in cache.
+constexpr size_t kMaxBatchRecords = 4096;
 
 // Text from a CUPTI-owned C string, bounded (a missing terminator costs at most 64 KiB).
 std::string_view CText(const char* p) {
@@ -27,6 +30,7 @@ void ActivityDecoder::BeginSession(uint64_t session_id) {
   if (session_id == session_id_) return;
   session_id_ = session_id;
   devices_sent_.clear();
+  compact_encoder_.Reset();
   threads_known_.clear();
   threads_new_.clear();
 }
@@ -123,8 +127,15 @@ void ActivityDecoder::DecodeBuffer(const uint8_t* buffer, size_t valid_bytes, Ch
         ++unknown_total_;
         break;
     }
+    // Compact records wait in the encoder's columns: flush them before a split (their start deltas
+    // belong to this chunk's chain) and in batches of at most kMaxBatchRecords.
+    if (compact_encoder_.pending_records() >= kMaxBatchRecords ||
+        chunk->body().size() + compact_encoder_.pending_bytes() >= kMaxChunkBodyBytes) {
+      compact_encoder_.Flush(chunk);
+    }
     chunk->SplitIfLarger(kMaxChunkBodyBytes);
   }
+  compact_encoder_.Flush(chunk);
 }
 
 void ActivityDecoder::EmitPending(ChunkBuilder* chunk, uint64_t now_ns) {
@@ -149,16 +160,26 @@ void ActivityDecoder::Api(const void* p, bool driver, ChunkBuilder* chunk) {
   uint64_t name_id = chunk->Intern(CText(CallbackName(driver, r->cbid)));
   NoteThread(r->threadId);
   namespace f = field::cuda_api_call;
+  // The constants of the call; start, duration and correlation id vary from call to call.
+  auto constants = [&](ProtoWriter* w) {
+    w->Varint(f::kKind, driver ? field::enums::kCudaApiDriver : field::enums::kCudaApiRuntime);
+    w->Varint(f::kTid, r->threadId);
+    w->Varint(f::kCbid, r->cbid);
+    w->VarintIfNonZero(f::kNameId, name_id);
+    w->VarintIfNonZero(f::kReturnValue, r->returnValue);
+  };
+  if (compact_) {
+    scratch_.Clear();
+    constants(&scratch_);
+    compact_encoder_.AddApi(chunk, scratch_.bytes(), start, duration, r->correlationId);
+    return;
+  }
   ProtoWriter& w = chunk->body();
   w.BeginNested(field::chunk::kCudaApiCalls);
-  w.Varint(f::kKind, driver ? field::enums::kCudaApiDriver : field::enums::kCudaApiRuntime);
   w.SInt(f::kStartDeltaNs, chunk->DeltaNs(field::chunk::kCudaApiCalls, start));
   w.Varint(f::kDurationNs, duration);
-  w.Varint(f::kTid, r->threadId);
   w.VarintIfNonZero(f::kCorrelationId, r->correlationId);
-  w.Varint(f::kCbid, r->cbid);
-  w.VarintIfNonZero(f::kNameId, name_id);
-  w.VarintIfNonZero(f::kReturnValue, r->returnValue);
+  constants(&w);
   w.EndNested();
 }
 
@@ -168,49 +189,63 @@ void ActivityDecoder::Kernel(const void* p, ChunkBuilder* chunk) {
   if (!Interval(r->start, r->end, &start, &duration)) return;
   uint64_t name_id = chunk->Intern(CText(r->name));
   namespace f = field::cuda_kernel;
+  if (compact_) {
+    scratch_.Clear();
+    KernelConstants(r, name_id, &scratch_);
+    compact_encoder_.AddKernel(chunk, scratch_.bytes(), start, duration, r->correlationId, r->gridId);
+    return;
+  }
   ProtoWriter& w = chunk->body();
   w.BeginNested(field::chunk::kCudaKernels);
   w.SInt(f::kStartDeltaNs, chunk->DeltaNs(field::chunk::kCudaKernels, start));
   w.Varint(f::kDurationNs, duration);
-  w.VarintIfNonZero(f::kDeviceId, r->deviceId);
-  w.VarintIfNonZero(f::kContextId, r->contextId);
-  w.VarintIfNonZero(f::kStreamId, r->streamId);
   w.VarintIfNonZero(f::kCorrelationId, r->correlationId);
-  w.VarintIfNonZero(f::kNameId, name_id);
-  w.Int(f::kGridX, r->gridX);
-  w.Int(f::kGridY, r->gridY);
-  w.Int(f::kGridZ, r->gridZ);
-  w.Int(f::kBlockX, r->blockX);
-  w.Int(f::kBlockY, r->blockY);
-  w.Int(f::kBlockZ, r->blockZ);
-  w.VarintIfNonZero(f::kRegistersPerThread, r->registersPerThread);
-  if (r->staticSharedMemory != 0) w.Int(f::kStaticSharedMemoryBytes, r->staticSharedMemory);
-  if (r->dynamicSharedMemory != 0) w.Int(f::kDynamicSharedMemoryBytes, r->dynamicSharedMemory);
-  w.VarintIfNonZero(f::kLocalMemoryPerThreadBytes, r->localMemoryPerThread);
-  w.VarintIfNonZero(f::kLocalMemoryTotalBytes,
-                    r->localMemoryTotal_v2 != 0 ? r->localMemoryTotal_v2 : uint64_t{r->localMemoryTotal});
   if (r->gridId != 0) w.Int(f::kGridId, r->gridId);
-  w.VarintIfNonZero(f::kSharedMemoryExecutedBytes, r->sharedMemoryExecuted);
-  w.VarintIfNonZero(f::kLaunchType, r->launchType);
-  w.VarintIfNonZero(f::kCacheConfigRequested, r->cacheConfig.config.requested);
-  w.VarintIfNonZero(f::kCacheConfigExecuted, r->cacheConfig.config.executed);
-  w.VarintIfNonZero(f::kSharedMemoryConfig, r->sharedMemoryConfig);
-  w.VarintIfNonZero(f::kSharedMemoryLimitConfig, static_cast<uint32_t>(r->shmemLimitConfig));
-  w.VarintIfNonZero(f::kGraphNodeId, r->graphNodeId);
-  w.VarintIfNonZero(f::kGraphId, r->graphId);
-  w.VarintIfNonZero(f::kClusterX, r->clusterX);
-  w.VarintIfNonZero(f::kClusterY, r->clusterY);
-  w.VarintIfNonZero(f::kClusterZ, r->clusterZ);
-  w.VarintIfNonZero(f::kClusterSchedulingPolicy, r->clusterSchedulingPolicy);
-  w.VarintIfNonZero(f::kMaxPotentialClusterSize, r->maxPotentialClusterSize);
-  w.VarintIfNonZero(f::kMaxActiveClusters, r->maxActiveClusters);
-  if (r->isSharedMemoryCarveoutRequested) {
-    w.Varint(f::kSharedMemoryCarveoutRequestedPercent, r->sharedMemoryCarveoutRequested);
-  }
-  if (r->isDeviceLaunched) w.Bool(f::kIsDeviceLaunched, true);
-  w.VarintIfNonZero(f::kChannelId, r->channelID);
-  w.VarintIfNonZero(f::kChannelType, static_cast<uint32_t>(r->channelType));
+  KernelConstants(r, name_id, &w);
   w.EndNested();
+}
+
+// Every CudaKernel field but start, duration, correlation id and grid id: what a launch
+// configuration repeats (the compact form's config).
+void ActivityDecoder::KernelConstants(const void* p, uint64_t name_id, ProtoWriter* w) {
+  const auto* r = static_cast<const CUpti_ActivityKernel10*>(p);
+  namespace f = field::cuda_kernel;
+  w->VarintIfNonZero(f::kDeviceId, r->deviceId);
+  w->VarintIfNonZero(f::kContextId, r->contextId);
+  w->VarintIfNonZero(f::kStreamId, r->streamId);
+  w->VarintIfNonZero(f::kNameId, name_id);
+  w->Int(f::kGridX, r->gridX);
+  w->Int(f::kGridY, r->gridY);
+  w->Int(f::kGridZ, r->gridZ);
+  w->Int(f::kBlockX, r->blockX);
+  w->Int(f::kBlockY, r->blockY);
+  w->Int(f::kBlockZ, r->blockZ);
+  w->VarintIfNonZero(f::kRegistersPerThread, r->registersPerThread);
+  if (r->staticSharedMemory != 0) w->Int(f::kStaticSharedMemoryBytes, r->staticSharedMemory);
+  if (r->dynamicSharedMemory != 0) w->Int(f::kDynamicSharedMemoryBytes, r->dynamicSharedMemory);
+  w->VarintIfNonZero(f::kLocalMemoryPerThreadBytes, r->localMemoryPerThread);
+  w->VarintIfNonZero(f::kLocalMemoryTotalBytes,
+                     r->localMemoryTotal_v2 != 0 ? r->localMemoryTotal_v2 : uint64_t{r->localMemoryTotal});
+  w->VarintIfNonZero(f::kSharedMemoryExecutedBytes, r->sharedMemoryExecuted);
+  w->VarintIfNonZero(f::kLaunchType, r->launchType);
+  w->VarintIfNonZero(f::kCacheConfigRequested, r->cacheConfig.config.requested);
+  w->VarintIfNonZero(f::kCacheConfigExecuted, r->cacheConfig.config.executed);
+  w->VarintIfNonZero(f::kSharedMemoryConfig, r->sharedMemoryConfig);
+  w->VarintIfNonZero(f::kSharedMemoryLimitConfig, static_cast<uint32_t>(r->shmemLimitConfig));
+  w->VarintIfNonZero(f::kGraphNodeId, r->graphNodeId);
+  w->VarintIfNonZero(f::kGraphId, r->graphId);
+  w->VarintIfNonZero(f::kClusterX, r->clusterX);
+  w->VarintIfNonZero(f::kClusterY, r->clusterY);
+  w->VarintIfNonZero(f::kClusterZ, r->clusterZ);
+  w->VarintIfNonZero(f::kClusterSchedulingPolicy, r->clusterSchedulingPolicy);
+  w->VarintIfNonZero(f::kMaxPotentialClusterSize, r->maxPotentialClusterSize);
+  w->VarintIfNonZero(f::kMaxActiveClusters, r->maxActiveClusters);
+  if (r->isSharedMemoryCarveoutRequested) {
+    w->Varint(f::kSharedMemoryCarveoutRequestedPercent, r->sharedMemoryCarveoutRequested);
+  }
+  if (r->isDeviceLaunched) w->Bool(f::kIsDeviceLaunched, true);
+  w->VarintIfNonZero(f::kChannelId, r->channelID);
+  w->VarintIfNonZero(f::kChannelType, static_cast<uint32_t>(r->channelType));
 }
 
 void ActivityDecoder::Memcpy(const void* p, ChunkBuilder* chunk) {

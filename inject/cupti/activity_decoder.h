@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collector/chunk_builder.h"
+#include "inject/cupti/compact_encoder.h"
 #include "inject/cupti/cupti_api.h"
 
 namespace gt::cupti {
@@ -37,6 +38,10 @@ class ActivityDecoder {
   // Announces threads first seen in API records and reports records that could not be kept.
   void EmitPending(ChunkBuilder* chunk, uint64_t now_ns);
 
+  // Tests only: write kernels and API calls as full CudaKernel / CudaApiCall messages, the encoding
+  // of streams written before issue 16 (readers must keep exporting those identically).
+  void SetLegacyEncodingForTesting(bool legacy) { compact_ = !legacy; }
+
   uint64_t records_decoded() const { return records_decoded_; }
   uint64_t incomplete_records() const { return incomplete_total_; }
   uint64_t unknown_records() const { return unknown_total_; }
@@ -52,6 +57,7 @@ class ActivityDecoder {
 
   void Api(const void* record, bool driver, ChunkBuilder* chunk);
   void Kernel(const void* record, ChunkBuilder* chunk);
+  static void KernelConstants(const void* record, uint64_t name_id, ProtoWriter* w);
   void Memcpy(const void* record, ChunkBuilder* chunk);
   void MemcpyPeer(const void* record, ChunkBuilder* chunk);
   void Memset(const void* record, ChunkBuilder* chunk);
@@ -66,6 +72,9 @@ class ActivityDecoder {
   void MemoryPool(const void* record, ChunkBuilder* chunk);
 
   const CuptiApi* api_;
+  bool compact_ = true;
+  CompactCudaEncoder compact_encoder_;
+  ProtoWriter scratch_;  // one record's constants (the compact form's config key)
   bool clock_callback_ = true;
   int64_t clock_offset_ns_ = 0;
   uint64_t session_id_ = 0;

@@ -12,7 +12,22 @@ inline constexpr uint32_t kCudaApiCalls = 40, kCudaKernels = 41, kCudaMemcpys = 
                           kCudaSyncs = 44, kCudaEvents = 45, kCudaGraphTraces = 46, kCudaOverheads = 47,
                           kCudaDevices = 48, kCudaContexts = 49, kCudaStreams = 50, kCudaMemoryEvents = 51,
                           kCudaMemoryPoolEvents = 52, kCudaGraphLaunches = 53, kCudaGraphEvents = 54,
-                          kCaptureWindows = 55, kCudaTraceInfo = 56, kCudaRecordLosses = 57;
+                          kCaptureWindows = 55, kCudaTraceInfo = 56, kCudaRecordLosses = 57,
+                          kCudaKernelConfigs = 58, kCudaApiConfigs = 59, kCudaKernelBatches = 60,
+                          kCudaApiBatches = 61;
+}
+namespace cuda_kernel_config {
+inline constexpr uint32_t kId = 1, kKernel = 2;
+}
+namespace cuda_api_config {
+inline constexpr uint32_t kId = 1, kCall = 2;
+}
+namespace cuda_kernel_batch {
+inline constexpr uint32_t kConfigId = 1, kStartDeltaNs = 2, kDurationNs = 3, kCorrelationIdDelta = 4,
+                          kGridIdDelta = 5;
+}
+namespace cuda_api_batch {
+inline constexpr uint32_t kConfigId = 1, kStartDeltaNs = 2, kDurationNs = 3, kCorrelationIdDelta = 4;
 }
 namespace cuda_api_call {
 inline constexpr uint32_t kKind = 1, kStartDeltaNs = 2, kDurationNs = 3, kTid = 4, kCorrelationId = 5, kCbid = 6,

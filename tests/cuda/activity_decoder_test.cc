@@ -6,6 +6,7 @@
 
 #include <cupti.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "collector/string_interner.h"
 #include "gtrace.pb.h"
 #include "inject/cupti/activity_decoder.h"
+#include "tools/stream/cuda_compact.h"
 
 namespace gt::cupti {
 namespace {
@@ -36,7 +38,8 @@ CUptiResult CUPTIAPI TestNextRecord(uint8_t* buffer, size_t, CUpti_Activity** re
   size_t next = 0;
   if (*record != nullptr) {
     size_t at = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer);
-    while (next < g_buffer->offsets.size() && g_buffer->offsets[next] <= at) ++next;
+    next = static_cast<size_t>(std::upper_bound(g_buffer->offsets.begin(), g_buffer->offsets.end(), at) -
+                               g_buffer->offsets.begin());
   }
   if (next >= g_buffer->offsets.size()) return CUPTI_ERROR_MAX_LIMIT_REACHED;
   *record = reinterpret_cast<CUpti_Activity*>(buffer + g_buffer->offsets[next]);
@@ -64,14 +67,26 @@ class DecoderTest : public ::testing::Test {
     decoder_.BeginSession(1);
   }
 
-  // Decodes buffer_ (plus pending losses) and returns the chunks written.
-  std::vector<schema::Chunk> Decode(uint64_t now_ns = 5) {
+  // Decodes buffer_ (plus pending losses) and returns the chunks written, with compact CUDA records
+  // expanded as the stream reader does (`raw`: as written).
+  std::vector<schema::Chunk> Decode(uint64_t now_ns = 5, std::vector<schema::Chunk>* raw = nullptr) {
     chunk_.Begin(0, 0, 0);
     decoder_.DecodeBuffer(buffer_.bytes.data(), buffer_.bytes.size(), &chunk_);
     decoder_.EmitPending(&chunk_, now_ns);
     chunk_.End();
+    std::vector<schema::Chunk> chunks = Parse(chunk_.output());
+    chunk_.output()->clear();
+    if (raw != nullptr) *raw = chunks;
+    for (schema::Chunk& c : chunks) {
+      std::string error;
+      EXPECT_TRUE(expander_.Expand(&c, &error)) << error;
+    }
+    return chunks;
+  }
+
+  static std::vector<schema::Chunk> Parse(const std::string* output) {
     std::vector<schema::Chunk> chunks;
-    const std::string& out = *chunk_.output();
+    const std::string& out = *output;
     size_t pos = 0;
     while (pos < out.size()) {
       ++pos;  // tag of StreamFile.chunk
@@ -86,7 +101,6 @@ class DecoderTest : public ::testing::Test {
       chunks.push_back(c);
       pos += len;
     }
-    chunk_.output()->clear();
     return chunks;
   }
 
@@ -104,6 +118,7 @@ class DecoderTest : public ::testing::Test {
   StringInterner interner_;
   ChunkBuilder chunk_;
   ActivityDecoder decoder_;
+  stream::CudaCompactExpander expander_;
 };
 
 CUpti_ActivityAPI Api(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint64_t end, uint32_t tid, uint32_t corr) {
@@ -376,6 +391,180 @@ TEST_F(DecoderTest, DevicesOncePerSessionAndUnknownKindsCounted) {
   buffer_.Add(d);
   chunks = Decode();
   EXPECT_EQ(chunks[0].cuda_devices_size(), 1);
+}
+
+// --- Compact kernel and API records (issue 16) ---------------------------------------------------
+
+// A training-like buffer: `launches` kernels from 20 launch configurations on 3 streams, each launched
+// by a cudaLaunchKernel call on one thread, with another runtime call after every 10th launch;
+// increasing times and correlation ids, durations that vary. Real CUpti_ActivityKernel10 / API
+// layouts.
+void AddTraining(Buffer* b, int launches, int configs = 20) {
+  static const char* const kNames[] = {"_Z4gemmv", "_Z7softmaxv", "_Z9layernormv", "_Z4reluv", "_Z6matmulv"};
+  uint64_t t = 1'000'000'000;
+  uint32_t correlation = 1;
+  uint64_t seed = 12345;
+  auto jitter = [&](uint64_t range) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % range;
+  };
+  for (int i = 0; i < launches; ++i) {
+    int c = (i * 7) % configs;
+    CUpti_ActivityAPI a = Api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, t,
+                              t + 2500 + jitter(1500), 4242, correlation);
+    b->Add(a);
+    CUpti_ActivityKernel10 k;
+    std::memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = t + 8000 + jitter(4000);
+    k.end = k.start + 3000 + static_cast<uint64_t>(c) * 900 + jitter(2000);
+    k.deviceId = 0;
+    k.contextId = 1;
+    k.streamId = 13 + static_cast<uint32_t>(c % 3);
+    k.correlationId = correlation;
+    k.gridId = 1000 + i;
+    k.name = kNames[c % 5];
+    k.gridX = 64 + c;
+    k.gridY = 1;
+    k.gridZ = 1;
+    k.blockX = 256;
+    k.blockY = 1;
+    k.blockZ = 1;
+    k.registersPerThread = static_cast<uint16_t>(32 + c % 4);
+    k.dynamicSharedMemory = 1024 * (c % 2);
+    k.localMemoryTotal_v2 = 95813632;
+    k.sharedMemoryExecuted = 32768;
+    k.channelID = 3;
+    k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+    b->Add(k);
+    ++correlation;
+    t += 6000 + jitter(3000);
+    if (i % 10 == 9) {
+      b->Add(Api(CUPTI_ACTIVITY_KIND_RUNTIME, 9999, t, t + 1200 + jitter(500), 4242, correlation++));
+      t += 2000;
+    }
+  }
+}
+
+// Every kernel and API call of `chunks` in order, with start_delta_ns made absolute (chunks split at
+// different records in the two encodings, so the deltas themselves differ at the boundaries).
+template <typename Msg>
+std::vector<std::string> Flatten(const std::vector<schema::Chunk>& chunks,
+                                 const google::protobuf::RepeatedPtrField<Msg>& (schema::Chunk::*field)() const) {
+  std::vector<std::string> out;
+  for (const schema::Chunk& c : chunks) {
+    int64_t t = static_cast<int64_t>(c.base_ns());
+    for (const Msg& m : (c.*field)()) {
+      Msg copy = m;
+      t += m.start_delta_ns();
+      copy.set_start_delta_ns(t);
+      out.push_back(copy.SerializeAsString());
+    }
+  }
+  return out;
+}
+
+TEST_F(DecoderTest, CompactRecordsExpandToExactlyTheLegacyMessages) {
+  AddTraining(&buffer_, 100000);
+  std::vector<schema::Chunk> raw;
+  std::vector<schema::Chunk> compact = Decode(5, &raw);
+
+  StringInterner interner;
+  ChunkBuilder chunk(&interner);
+  ActivityDecoder legacy(&api_);
+  legacy.SetLegacyEncodingForTesting(true);
+  legacy.BeginSession(1);
+  chunk.Begin(0, 0, 0);
+  legacy.DecodeBuffer(buffer_.bytes.data(), buffer_.bytes.size(), &chunk);
+  chunk.End();
+  std::vector<schema::Chunk> old = Parse(chunk.output());
+
+  std::vector<std::string> kernels = Flatten(compact, &schema::Chunk::cuda_kernels);
+  std::vector<std::string> calls = Flatten(compact, &schema::Chunk::cuda_api_calls);
+  ASSERT_EQ(kernels.size(), 100000u);
+  ASSERT_EQ(calls.size(), 110000u);
+  EXPECT_TRUE(kernels == Flatten(old, &schema::Chunk::cuda_kernels));
+  EXPECT_TRUE(calls == Flatten(old, &schema::Chunk::cuda_api_calls));
+  // The same strings with the same ids (the name interning is shared by both forms).
+  std::vector<std::string> strings_new, strings_old;
+  for (const auto& c : compact) for (const auto& t : c.strings()) strings_new.push_back(t.SerializeAsString());
+  for (const auto& c : old) for (const auto& t : c.strings()) strings_old.push_back(t.SerializeAsString());
+  EXPECT_EQ(strings_new, strings_old);
+  EXPECT_EQ(strings_new.size(), 6u);  // 5 kernel names + cudaLaunchKernel_v7000
+
+  // On disk: no full messages, every record in a batch, each configuration defined once, and more
+  // than one chunk (the batches are flushed before each split).
+  ASSERT_GE(raw.size(), 2u);
+  size_t batch_kernels = 0, batch_calls = 0, kernel_configs = 0, api_configs = 0;
+  size_t kernel_bytes = 0, api_bytes = 0;
+  for (const schema::Chunk& c : raw) {
+    EXPECT_EQ(c.cuda_kernels_size(), 0);
+    EXPECT_EQ(c.cuda_api_calls_size(), 0);
+    kernel_configs += c.cuda_kernel_configs_size();
+    api_configs += c.cuda_api_configs_size();
+    for (const auto& b : c.cuda_kernel_batches()) {
+      batch_kernels += b.config_id_size();
+      kernel_bytes += b.ByteSizeLong() + 4;  // + tag and length
+    }
+    for (const auto& b : c.cuda_api_batches()) {
+      batch_calls += b.config_id_size();
+      api_bytes += b.ByteSizeLong() + 4;
+    }
+  }
+  EXPECT_EQ(batch_kernels, 100000u);
+  EXPECT_EQ(batch_calls, 110000u);
+  EXPECT_EQ(kernel_configs, 20u);
+  EXPECT_EQ(api_configs, 2u);
+  // The issue's budget: <= 16 bytes per kernel and <= 12 per API call (bench/stream_sizes measures
+  // whole files).
+  EXPECT_LE(kernel_bytes, 100000u * 16);
+  EXPECT_LE(api_bytes, 110000u * 12);
+}
+
+TEST_F(DecoderTest, ConfigsOncePerStreamAndAgainInANewStream) {
+  AddTraining(&buffer_, 40, 4);
+  std::vector<schema::Chunk> raw;
+  std::vector<schema::Chunk> first = Decode(5, &raw);
+  ASSERT_EQ(raw.size(), 1u);
+  ASSERT_EQ(raw[0].cuda_kernel_configs_size(), 4);
+  EXPECT_EQ(raw[0].cuda_kernel_configs(0).id(), 1u);
+  EXPECT_EQ(raw[0].cuda_kernel_configs(3).id(), 4u);
+  EXPECT_EQ(raw[0].cuda_api_configs_size(), 2);
+  std::vector<schema::Chunk> second = Decode(5, &raw);
+  EXPECT_EQ(raw[0].cuda_kernel_configs_size(), 0);
+  EXPECT_EQ(raw[0].cuda_api_configs_size(), 0);
+  ASSERT_EQ(second[0].cuda_kernels_size(), 40);
+  EXPECT_EQ(Flatten(second, &schema::Chunk::cuda_kernels), Flatten(first, &schema::Chunk::cuda_kernels));
+  decoder_.BeginSession(2);  // a new stream (fork child): defined again, ids from 1
+  expander_ = stream::CudaCompactExpander();
+  Decode(5, &raw);
+  ASSERT_EQ(raw[0].cuda_kernel_configs_size(), 4);
+  EXPECT_EQ(raw[0].cuda_kernel_configs(0).id(), 1u);
+}
+
+TEST_F(DecoderTest, ConfigTableIsBoundedAndStartsOverWithNewIds) {
+  const int n = static_cast<int>(CompactCudaEncoder::kMaxConfigs) + 4;  // 16388: prime to 7
+  AddTraining(&buffer_, n, n);  // every launch its own configuration (c = 7 i mod n)
+  AddTraining(&buffer_, 1, n);  // configuration 0 again, forgotten by now
+  std::vector<schema::Chunk> raw;
+  std::vector<schema::Chunk> chunks = Decode(5, &raw);
+  size_t configs = 0;
+  uint64_t last_id = 0;
+  for (const auto& c : raw) {
+    for (const auto& k : c.cuda_kernel_configs()) {
+      ++configs;
+      EXPECT_EQ(k.id(), last_id + 1);  // never reused
+      last_id = k.id();
+    }
+  }
+  EXPECT_EQ(configs, static_cast<size_t>(n) + 1);
+  std::vector<std::string> kernels = Flatten(chunks, &schema::Chunk::cuda_kernels);
+  ASSERT_EQ(kernels.size(), static_cast<size_t>(n) + 1);
+  schema::CudaKernel first, again;
+  ASSERT_TRUE(first.ParseFromString(kernels[0]));
+  ASSERT_TRUE(again.ParseFromString(kernels[n]));
+  EXPECT_EQ(again.grid_x(), first.grid_x());
+  EXPECT_EQ(again.grid_id(), 1000);
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ TEST(CudaFields, ChunkFieldsMatchDescriptor) {
   EXPECT_FIELD(Chunk, "capture_windows", c::kCaptureWindows);
   EXPECT_FIELD(Chunk, "cuda_trace_info", c::kCudaTraceInfo);
   EXPECT_FIELD(Chunk, "cuda_record_losses", c::kCudaRecordLosses);
+  EXPECT_FIELD(Chunk, "cuda_kernel_configs", c::kCudaKernelConfigs);
+  EXPECT_FIELD(Chunk, "cuda_api_configs", c::kCudaApiConfigs);
+  EXPECT_FIELD(Chunk, "cuda_kernel_batches", c::kCudaKernelBatches);
+  EXPECT_FIELD(Chunk, "cuda_api_batches", c::kCudaApiBatches);
   const google::protobuf::Descriptor* chunk = schema::Chunk::descriptor();
   for (int i = 0; i < chunk->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = chunk->field(i);
@@ -327,6 +331,23 @@ TEST(CudaFields, MessageFieldsMatchDescriptor) {
     EXPECT_FIELD(CudaRecordLoss, "ts_ns", f::kTsNs);
     EXPECT_FIELD(CudaRecordLoss, "incomplete_records", f::kIncompleteRecords);
     EXPECT_FIELD(CudaRecordLoss, "unknown_kind_records", f::kUnknownKindRecords);
+  }
+  {
+    EXPECT_FIELD(CudaKernelConfig, "id", field::cuda_kernel_config::kId);
+    EXPECT_FIELD(CudaKernelConfig, "kernel", field::cuda_kernel_config::kKernel);
+    EXPECT_FIELD(CudaApiConfig, "id", field::cuda_api_config::kId);
+    EXPECT_FIELD(CudaApiConfig, "call", field::cuda_api_config::kCall);
+    namespace k = field::cuda_kernel_batch;
+    EXPECT_FIELD(CudaKernelBatch, "config_id", k::kConfigId);
+    EXPECT_FIELD(CudaKernelBatch, "start_delta_ns", k::kStartDeltaNs);
+    EXPECT_FIELD(CudaKernelBatch, "duration_ns", k::kDurationNs);
+    EXPECT_FIELD(CudaKernelBatch, "correlation_id_delta", k::kCorrelationIdDelta);
+    EXPECT_FIELD(CudaKernelBatch, "grid_id_delta", k::kGridIdDelta);
+    namespace a = field::cuda_api_batch;
+    EXPECT_FIELD(CudaApiBatch, "config_id", a::kConfigId);
+    EXPECT_FIELD(CudaApiBatch, "start_delta_ns", a::kStartDeltaNs);
+    EXPECT_FIELD(CudaApiBatch, "duration_ns", a::kDurationNs);
+    EXPECT_FIELD(CudaApiBatch, "correlation_id_delta", a::kCorrelationIdDelta);
   }
   for (const auto& [message, names] : Checked()) {
     if (message == "Chunk") continue;

@@ -248,6 +248,22 @@ inline constexpr CudaFieldDestination kCudaFieldMap[] = {
     {"CudaRecordLoss", "ts_ns", "DIAGNOSTIC_EVENT.timestamp"},
     {"CudaRecordLoss", "incomplete_records", "DIAGNOSTIC_EVENT.text, META_DATA_CAPTURE PROCESS_n:DROPPED_RECORDS"},
     {"CudaRecordLoss", "unknown_kind_records", "DIAGNOSTIC_EVENT.text"},
+
+    // Compact records: the stream reader expands them into CudaKernel / CudaApiCall messages
+    // (tools/stream/cuda_compact.h), which are mapped above.
+    {"CudaKernelConfig", "id", "not exported: expanded into CudaKernel by the reader"},
+    {"CudaKernelConfig", "kernel", "CudaKernel (expanded by the reader)"},
+    {"CudaApiConfig", "id", "not exported: expanded into CudaApiCall by the reader"},
+    {"CudaApiConfig", "call", "CudaApiCall (expanded by the reader)"},
+    {"CudaKernelBatch", "config_id", "CudaKernel (expanded by the reader)"},
+    {"CudaKernelBatch", "start_delta_ns", "CudaKernel.start_delta_ns (expanded by the reader)"},
+    {"CudaKernelBatch", "duration_ns", "CudaKernel.duration_ns (expanded by the reader)"},
+    {"CudaKernelBatch", "correlation_id_delta", "CudaKernel.correlation_id (expanded by the reader)"},
+    {"CudaKernelBatch", "grid_id_delta", "CudaKernel.grid_id (expanded by the reader)"},
+    {"CudaApiBatch", "config_id", "CudaApiCall (expanded by the reader)"},
+    {"CudaApiBatch", "start_delta_ns", "CudaApiCall.start_delta_ns (expanded by the reader)"},
+    {"CudaApiBatch", "duration_ns", "CudaApiCall.duration_ns (expanded by the reader)"},
+    {"CudaApiBatch", "correlation_id_delta", "CudaApiCall.correlation_id (expanded by the reader)"},
 };
 
 }  // namespace gt::exporter

@@ -5,11 +5,10 @@
 namespace gt::exporter {
 
 Status ExportContext::EnsureTable(std::string_view name) {
-  std::string key(name);
-  if (created_.count(key) != 0) return Status::Ok();
+  if (created_.count(name) != 0) return Status::Ok();
   Status st = nsys::CreateTable(db_.handle(), name);
   if (!st.ok()) return st;
-  created_.insert(key);
+  created_.emplace(name);
   return Status::Ok();
 }
 
@@ -23,7 +22,7 @@ Status ExportContext::AttachSpill(const std::string& path) {
 }
 
 Status ExportContext::StringId(std::string_view text, int64_t* id) {
-  auto it = string_ids_.find(std::string(text));
+  auto it = string_ids_.find(text);
   if (it != string_ids_.end()) {
     *id = it->second;
     return Status::Ok();
@@ -43,12 +42,20 @@ Status ExportContext::StringId(std::string_view text, int64_t* id) {
 }
 
 Statement* ExportContext::Insert(std::string_view table, std::string_view sql, Status* status) {
+  for (const RecentInsert& r : recent_inserts_) {
+    if (r.statement != nullptr && r.sql == sql) return r.statement;  // its table exists: created below
+  }
   Status st = EnsureTable(table);
   if (!st.ok()) {
     *status = st;
     return nullptr;
   }
-  return db_.Prepare(sql, status);
+  Statement* s = db_.Prepare(sql, status);
+  if (s != nullptr) {
+    recent_inserts_[recent_next_] = {std::string(sql), s};
+    recent_next_ = (recent_next_ + 1) % kRecentInserts;
+  }
+  return s;
 }
 
 uint32_t ExportContext::HostIndex(const std::string& host, const std::string& boot_id) {

@@ -107,7 +107,7 @@ class ExportContext {
 
   // Creates an nsys table (exact 3.25.0 DDL from tools/nsys) the first time it is asked for.
   Status EnsureTable(std::string_view name);
-  bool HasTable(std::string_view name) const { return created_.count(std::string(name)) != 0; }
+  bool HasTable(std::string_view name) const { return created_.count(name) != 0; }
   // StringIds: dense ids from 0, each text once per database.
   Status StringId(std::string_view text, int64_t* id);
   // The spill database, attached as schema `gt_spill` before the export's transaction begins (ATTACH
@@ -136,8 +136,23 @@ class ExportContext {
  private:
   const ExportOptions& options_;
   SqliteDb db_;
-  std::set<std::string> created_;
-  std::unordered_map<std::string, int64_t> string_ids_;
+  // Looked up once per exported row (Insert, StringId): std::less<> and a transparent hash find a
+  // string_view without building a std::string (a malloc and free per row; issue 16's export floor).
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::set<std::string, std::less<>> created_;
+  std::unordered_map<std::string, int64_t, TextHash, std::equal_to<>> string_ids_;
+  // The statements Insert returned last, by SQL text (rows come from a handful of statements; a hit
+  // skips EnsureTable and the prepared-statement cache's key copy and hash).
+  struct RecentInsert {
+    std::string sql;
+    Statement* statement = nullptr;
+  };
+  static constexpr size_t kRecentInserts = 8;
+  RecentInsert recent_inserts_[kRecentInserts];
+  size_t recent_next_ = 0;
   int64_t next_string_id_ = 0;
   int64_t max_time_ns_ = 0;
   std::vector<std::unique_ptr<StreamContext>> streams_;

@@ -55,6 +55,7 @@ void StreamReader::ReleaseConsumed() {
 }
 
 Status StreamReader::Open(const std::string& path) {
+  compact_ = CudaCompactExpander();  // configs are per stream
   path_ = path;
   const long page = sysconf(_SC_PAGESIZE);
   if (page > 0) page_bytes_ = static_cast<uint64_t>(page);
@@ -221,6 +222,8 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
       }
       chunk->Clear();
       if (!chunk->ParseFromArray(body, static_cast<int>(len))) return Error(at, "damaged chunk (cannot decode)");
+      std::string why;
+      if (expand_compact_ && !compact_.Expand(chunk, &why)) return Error(at, "damaged chunk (" + why + ")");
       // Where records are decoded: a tick stream's times become CLOCK_MONOTONIC ns here.
       if (tick_clock_.active()) ConvertChunkTimes(tick_clock_, chunk);
       pos_ += len;

@@ -17,6 +17,7 @@
 
 #include "gtrace.pb.h"
 #include "schema/status.h"
+#include "tools/stream/cuda_compact.h"
 #include "tools/stream/tick_clock.h"
 
 namespace gt::stream {
@@ -55,6 +56,9 @@ class StreamReader {
   // The next chunk in file order. *has_chunk is false at the end of the stream (or of the good
   // prefix of a cut one: see summary()). A damaged chunk is an error.
   Status Next(schema::Chunk* chunk, bool* has_chunk);
+  // Compact CUDA records (CudaKernelBatch, ...) are expanded into CudaKernel / CudaApiCall messages
+  // by Next (cuda_compact.h); false leaves them as on disk (bench/stream_sizes counts bytes on disk).
+  void set_expand_compact(bool expand) { expand_compact_ = expand; }
   // Offset of the chunk Next returned last (for messages).
   uint64_t chunk_offset() const { return chunk_offset_; }
   const ReadSummary& summary() const { return summary_; }
@@ -91,6 +95,8 @@ class StreamReader {
   ReadSummary summary_;
   schema::ClockId recorded_clock_ = schema::CLOCK_ID_UNSPECIFIED;
   TickClock tick_clock_;
+  CudaCompactExpander compact_;
+  bool expand_compact_ = true;
   std::vector<TickPair>* prescan_pairs_ = nullptr;  // set during PrepareTickClock's pass
 };
 
