@@ -11,8 +11,8 @@ saved), then runs tests/python/torch_nvtx_program.py under `gtrace profile -t nv
 spelling (emit_nvtx: "<op>, seq = N, op_id = M[, sizes = ..., input_op_ids = ...]",
 torch/csrc/profiler/util.cpp getNvtxStr), event types, the default domain, nesting, the thread of
 each end. Exit 77 (ctest: skipped) with the reason when PyPI cannot be reached, a tool is missing
-or the wheel cannot be imported here. The pin (GTRACE_TORCH_VERSION is not read: the expected rows
-are those of this version) keeps the sequence numbers and op ids exact.
+or the wheel cannot be imported here. torch is pinned: the expected rows, sequence numbers and op
+ids included, are those of torch 2.15.0 (another version needs its rows reviewed and written here).
 """
 import json
 import os
@@ -96,7 +96,7 @@ def setup(work):
             skip("%s not found (the CUDA library stand-ins are compiled here)" % tool)
     env = clean_env()
     stamp = os.path.join(venv, "gtrace-torch-ok")
-    if not os.path.exists(stamp):
+    if not os.path.exists(stamp) or not os.path.isdir(stubs):
         shutil.rmtree(venv, ignore_errors=True)
         shutil.rmtree(stubs, ignore_errors=True)
         with open(log, "w") as out:
