@@ -732,6 +732,11 @@ bool SessionRunsHere() {
   return s != nullptr && !s->ended.load(std::memory_order_acquire);
 }
 
+bool SessionInstalledAndRunning() {
+  Session* s = g_session.load(std::memory_order_acquire);
+  return s != nullptr && !s->ended.load(std::memory_order_acquire);
+}
+
 const Config* SessionConfig() {
   Session* s = CurrentSession();
   return s != nullptr ? &s->config : nullptr;

@@ -136,6 +136,11 @@ bool EnsureSession(uint32_t source);
 // True when this process (getpid()) has a running session. Never starts one (inject/osrt asks it
 // from inside libc calls, where starting a session is not safe). One getpid() system call.
 bool SessionRunsHere();
+// SessionRunsHere without its getpid(): a session is installed and has not ended. A forked child
+// has none installed (the atfork child handler clears it), but a vfork child shares the parent's
+// memory and runs no atfork handler: only for callers that never run there (the Python API's entry
+// points, reached from Python code only). Two loads, no lock; any thread.
+bool SessionInstalledAndRunning();
 // The configuration of the running session (nullptr before start).
 const Config* SessionConfig();
 uint64_t SessionId();

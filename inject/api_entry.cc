@@ -12,7 +12,8 @@
 //
 // Threads: any application thread. These are slow paths (a mutex in the window module, the first
 // call starts the session: file, drain thread), except gtrace_api_mark and gtrace_api_is_active,
-// which after the first call cost what an NVTX mark / one atomic load costs.
+// which after the first call cost what an NVTX mark / one atomic load costs (plus ApiSession's
+// cached check: no system call, no lock).
 // A second copy of the library forwards to the copy that records (entry.cc, FindPrimary), so the
 // Python side may call whichever copy it finds.
 #include <dlfcn.h>
@@ -40,8 +41,16 @@ std::atomic<int> g_api_state{0};
 
 // Starts (once) or joins this process's session (a forked child starts its own here). The window
 // module's session-start hook must be registered first so that --capture-range arms itself; NVTX's
-// decoder so that marks decode. After the first call: one load and EnsureSession's fast path.
+// decoder so that marks decode. After the first call: two loads and the session's `ended` flag,
+// without EnsureSession's and SessionId's getpid() system calls
+// (bench/results/2026-11-25-python-mark.md). Still right after fork: the collector's atfork child
+// handler clears the installed session, so a forked child takes the slow path and starts its own
+// (python.api's fork case). A vfork child shares the parent's memory and runs no atfork handler, but
+// never reaches these entry points: they are called from Python code, and CPython runs none between
+// vfork and exec.
 bool ApiSession() {
+  if (g_api_state.load(std::memory_order_acquire) == 2 && gt::SessionInstalledAndRunning())
+    return true;
   int state = g_api_state.load(std::memory_order_acquire);
   if (state == 0) {
     if (ApiDisabled()) {

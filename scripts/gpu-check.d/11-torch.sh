@@ -3,7 +3,10 @@
 # run twice, in separate processes (CUPTI has one subscriber): once under gtrace with a
 # cudaProfilerStart/Stop window around the measured steps, once inside torch.profiler. The kernel
 # count and the multiset of kernel names (demangled, as both tools print them) must be equal. Also:
-# torch.profiler inside a gtrace process must not break the application.
+# torch.profiler inside a gtrace process must not break the application. Then torch's own NVTX ranges
+# (samples/cuda/torch_nvtx.py: torch.cuda.nvtx and emit_nvtx() around a matrix product's forward and
+# backward) with exact names, and nvtx_gpu_proj_sum projecting them onto the torch kernels
+# (torch_nvtx_check.py).
 # expected-minutes: 2 (on one H100/H200; gpu-check.sh --list)
 set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
@@ -75,5 +78,20 @@ if GTRACE_OUTPUT="$work/b-%p" LD_PRELOAD="$lib" gt_timeout 600 "$py" "$script" -
   res PASS coexistence "application unaffected; gtrace said: $(grep '^gtrace:' "$work/both.err" | head -1)"
 else
   res FAIL coexistence "torch.profiler inside gtrace broke the app: $(tail -3 "$work/both.err" | tr '\n' ' ')"
+fi
+# 4. torch's NVTX ranges (torch.cuda.nvtx, emit_nvtx) with their exact names, projected onto the GPU.
+if GTRACE_OUTPUT="$work/n-%p" GTRACE_TRACE=cuda,nvtx LD_PRELOAD="$lib" \
+     gt_timeout 300 "$py" "$GT_SRC/samples/cuda/torch_nvtx.py" >"$work/nvtx.out" 2>"$work/nvtx.err" &&
+   grep -q '^ok$' "$work/nvtx.out"; then
+  streams=$(ls "$work"/n-*.gtrace 2>/dev/null)
+  if [ -n "$streams" ] && "$gtrace" export -o "$work/nvtx.sqlite" $streams >"$work/nvtx-export.out" 2>&1 &&
+     "$gtrace" stats --report nvtx_gpu_proj_sum --format json "$work/nvtx.sqlite" >"$work/nvtx-proj.json" 2>"$work/nvtx-proj.err"; then
+    "$py" "$GT_SRC/scripts/gpu-check.d/torch_nvtx_check.py" "$work/nvtx.sqlite" "$work/nvtx-proj.json" |
+      tee "$work/nvtx-check.txt" | relay
+  else
+    res FAIL torch-nvtx "export or nvtx_gpu_proj_sum failed: $(tail -3 "$work/nvtx-export.out" "$work/nvtx-proj.err" | tr '\n' ' ')"
+  fi
+else
+  res FAIL torch-nvtx "torch_nvtx.py under gtrace failed: $(tail -3 "$work/nvtx.err" | tr '\n' ' ')"
 fi
 exit 0

@@ -66,7 +66,8 @@ bytes=$(du -sb "$WORK/gpu-kit" | cut -f1)
 [ "$bytes" -lt $((64 * 1024 * 1024)) ] || fail "the kit is $bytes bytes (limit 64 MiB)"
 grep -q "^gpu-kit: .*$bytes bytes" "$WORK/kit.txt" || fail "gpu-kit.sh did not print the kit's size"
 for f in gpu-check.sh bin/gtrace bin/cuda_streams bin/capture_scenario lib/libgtrace.so lib/libcudart.so.13 KIT.txt \
-         samples/cuda/torch_steps.py samples/nccl/nccl_collectives.py tests/viewers/kineto_check.py; do
+         samples/cuda/torch_steps.py samples/cuda/torch_nvtx.py samples/nccl/nccl_collectives.py \
+         tests/viewers/kineto_check.py; do
   [ -e "$WORK/gpu-kit/$f" ] || fail "the kit lacks $f"
 done
 for f in "$SRC"/scripts/gpu-check.d/*; do

@@ -237,6 +237,41 @@ class ApiTest(unittest.TestCase):
             """, {"GTRACE_CAPTURE_RANGE": "cudaProfilerApi"})
         self.assertEqual(r.marks(), ["59|in|2", "34|m|1"])
 
+    def test_marks_of_forked_children_go_to_their_own_streams(self):
+        # The entry points check the installed session without getpid() (inject/api_entry.cc); a fork
+        # must still be noticed: each child starts its own stream, the parent's keeps only its marks.
+        prog = self.program("""
+            import os
+            gtrace.mark("parent-before")
+            pids = []
+            for n in range(2):
+                pid = os.fork()
+                if pid == 0:
+                    for i in range(3):
+                        gtrace.mark("child%d" % n)
+                    os._exit(0)
+                pids.append(pid)
+            for pid in pids:
+                os.waitpid(pid, 0)
+            gtrace.mark("parent-after")
+            print("ok")
+            """)
+        env = clean_env()
+        env["LD_PRELOAD"] = os.path.join(BUILD, "lib", "libgtrace.so")
+        env["GTRACE_OUTPUT"] = os.path.join(self.dir, "run-%p")
+        proc = subprocess.run([sys.executable, prog], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual((proc.returncode, proc.stdout), (0, "ok\n"), proc.stderr)
+        streams = sorted(f for f in os.listdir(self.dir) if f.endswith(".gtrace"))
+        self.assertEqual(len(streams), 3, streams)
+        got = []
+        for f in streams:
+            db = os.path.join(self.dir, f + ".sqlite")
+            exp = subprocess.run([os.path.join(BUILD, "bin", "gtrace"), "export", "-o", db, os.path.join(self.dir, f)],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(exp.returncode, 0, exp.stdout + exp.stderr)
+            got.append(";".join(Run(proc, db).marks()))
+        self.assertEqual(sorted(got), ["34|child0|3", "34|child1|3", "34|parent-after|1;34|parent-before|1"])
+
     def test_noop_without_library(self):
         prog = self.program("""
             import logging
