@@ -118,7 +118,7 @@ TEST(ChunkTimes, EveryNsFieldIsConvertedOrDeliberatelyLeft) {
       "ClockSnapshot.realtime_ns", "ClockSnapshot.uncertainty_ns", "ClockSnapshot.monotonic_ns",
       "CudaTraceInfo.cupti_clock_offset_ns", "NcclEvent.gpu_timer_ns", "GpuMetricsConfig.sampling_interval_ns",
       "GpuMetricsDevice.sampling_interval_ns", "GpuMetricsDevice.clock_offset_ns", "CallStackClassThreshold.threshold_ns",
-      "OsrtConfig.threshold_ns"};
+      "OsrtConfig.threshold_ns", "OsrtConfig.backtrace_threshold_ns"};
   for (const std::string& f : fields) {
     EXPECT_TRUE(converted.count(f) + not_stream_clock.count(f) == 1) << f << ": convert it in chunk_times.cc or list it";
   }
