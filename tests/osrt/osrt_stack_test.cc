@@ -12,6 +12,7 @@
 // File paths in the symbols may be relative (ccache's CCACHE_BASEDIR): only their ends are compared.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -162,6 +163,44 @@ TEST(OsrtStacks, DepthLimitAndOffByDefault) {
   EXPECT_EQ(db2.Int("SELECT count(*) FROM sqlite_master WHERE name = 'OSRT_CALLCHAINS'"), 0);
   EXPECT_EQ(db2.Int("SELECT count(*) FROM META_DATA_CAPTURE WHERE name LIKE '%OSRT_BACKTRACE%'"), 0);
   (void)kMs;
+}
+
+// Two runs exported separately, then merged (gtrace export -o merged DB DB): every call keeps its own
+// chain (OSRT_CALLCHAINS ids of the second database are offset, 0 stays 0).
+TEST(OsrtStacks, MergedDatabasesKeepEachCallsChain) {
+  const std::string kCallsWithChains =
+      "SELECT n.value || '|' || (a.\"end\" - a.start) || '|' || coalesce((SELECT group_concat(v, ' <- ') FROM "
+      "(SELECT s.value AS v FROM OSRT_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol WHERE c.id = a.callchainId "
+      "ORDER BY c.stackDepth)), '-') FROM OSRT_API a JOIN StringIds n ON n.id = a.nameId ORDER BY 1";
+  TempDir one, two;
+  RunResult run;
+  std::map<std::string, std::string> env = {{"GTRACE_OSRT_THRESHOLD", "1000000"},
+                                            {"GTRACE_OSRT_BACKTRACE_THRESHOLD", "2000000"}};
+  std::string a = Export(one, env, &run);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string b = Export(two, env, &run);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> expected;
+  for (const std::string& path : {a, b}) {
+    Db db(path);
+    ASSERT_TRUE(db.ok()) << db.error();
+    std::vector<std::string> rows = db.Rows(kCallsWithChains);
+    EXPECT_GE(rows.size(), 5u);
+    expected.insert(expected.end(), rows.begin(), rows.end());
+  }
+  std::sort(expected.begin(), expected.end());
+  std::string merged = one.File("merged.sqlite");
+  RunResult mr = RunProgram({test::CliPath(), "export", "-o", merged, a, b});
+  ASSERT_EQ(mr.exit_code, 0) << mr.err;
+  Db db(merged);
+  ASSERT_TRUE(db.ok()) << db.error();
+  std::vector<std::string> got = db.Rows(kCallsWithChains);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM OSRT_API WHERE callchainId != 0 AND callchainId NOT IN (SELECT id FROM "
+                   "OSRT_CALLCHAINS)"),
+            0);
+  EXPECT_GE(db.Int("SELECT count(DISTINCT id) FROM OSRT_CALLCHAINS").value_or(0), 10);  // 5+ per run, not shared
 }
 
 }  // namespace
