@@ -212,7 +212,7 @@ TEST(GapCauses, SampledFramesOfTheLaunchingThread) {
             std::string::npos)
       << csv.out;
   EXPECT_NE(csv.out.find(",sample,spin_in_loader,,,,70.00,7,"), std::string::npos) << csv.out;
-  RunResult json = RunProgram({test::CliPath(), "analyze", "--format", "json", copy});
+  RunResult json = RunProgram({test::CliPath(), "analyze", "-r", "summary,gpu_gap_causes", "--format", "json", copy});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"gpu_gap_causes\": "), std::string::npos) << json.out;
   int64_t above_us = (t.after_start - t.before_end) / 1000 + 1;

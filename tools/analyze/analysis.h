@@ -143,7 +143,7 @@ inline constexpr uint32_t kMaxCauseGaps = 200;
 
 enum class Format { kTable, kCsv, kJson };
 // The reports, by name: summary (POP), steps, step_ranks, stragglers, collectives, entries, gpu_gaps,
-// gpu_gap_causes, ranks. `reports` empty: all but entries.
+// gpu_gap_causes, ranks. `reports` empty: all but entries and gpu_gap_causes.
 std::vector<std::string> ReportNames();
 Status WriteReports(const Analysis& a,
                     const std::vector<std::string>& reports,

@@ -92,7 +92,7 @@ int RunAnalyze(const std::vector<std::string>& args) {
            o.top = static_cast<uint32_t>(n);
            return st;
          }});
-  p.Add({"report", 'r', true, "NAMES", "comma-separated reports (default: all but entries): " + known,
+  p.Add({"report", 'r', true, "NAMES", "comma-separated reports (default: all but entries and gpu_gap_causes): " + known,
          [&](std::string_view v) {
            std::string s(v);
            size_t start = 0;
