@@ -312,9 +312,14 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
       v != nullptr && ParseBounded("GTRACE_OSRT_THRESHOLD", v, 0, 3600000000000ull, &v64, &c.warnings)) {
     c.osrt_threshold_ns = v64;
   }
-  // nsys's OSRT backtrace flags are understood but not implemented yet (docs/osrt.md).
-  for (const char* name : {"GTRACE_OSRT_BACKTRACE_THRESHOLD", "GTRACE_OSRT_BACKTRACE_DEPTH"}) {
-    if (getenv_fn(name) != nullptr) c.warnings.push_back(std::string(name) + ": OS runtime backtraces are not implemented; ignored");
+  if (const char* v = getenv_fn("GTRACE_OSRT_BACKTRACE_THRESHOLD");
+      v != nullptr && ParseBounded("GTRACE_OSRT_BACKTRACE_THRESHOLD", v, 0, 3600000000000ull, &v64, &c.warnings)) {
+    c.osrt_backtrace = true;
+    c.osrt_backtrace_threshold_ns = v64;
+  }
+  if (const char* v = getenv_fn("GTRACE_OSRT_BACKTRACE_DEPTH");
+      v != nullptr && ParseBounded("GTRACE_OSRT_BACKTRACE_DEPTH", v, 1, 64, &v64, &c.warnings)) {
+    c.osrt_backtrace_depth = static_cast<uint32_t>(v64);
   }
   if (const char* v = getenv_fn("GTRACE_MANIFEST"); v != nullptr) c.manifest_path = v;
   if (const char* v = getenv_fn("GTRACE_FORCE_OVERWRITE"); v != nullptr && !ParseBool(v, &c.force_overwrite)) {

@@ -58,6 +58,14 @@ struct Config {
   // OS runtime tracing (-t osrt, inject/osrt/): calls shorter than this write nothing
   // (GTRACE_OSRT_THRESHOLD, nanoseconds; nsys's --osrt-threshold, default 1000).
   uint64_t osrt_threshold_ns = 1000;
+  // OS runtime backtraces (inject/osrt/osrt_backtrace.cc): a recorded call that lasted at least
+  // osrt_backtrace_threshold_ns gets the calling thread's stack, at most osrt_backtrace_depth frames.
+  // On only when GTRACE_OSRT_BACKTRACE_THRESHOLD is set (nsys's --osrt-backtrace-threshold, default
+  // 80000 there; gtrace keeps -t osrt without stacks unless asked); depth: GTRACE_OSRT_BACKTRACE_DEPTH
+  // (nsys's --osrt-backtrace-depth, default 24), 1 to 64.
+  bool osrt_backtrace = false;
+  uint64_t osrt_backtrace_threshold_ns = 80000;
+  uint32_t osrt_backtrace_depth = 24;
   CaptureConfig capture;
   // GTRACE_CLOCK: the stream clock (collector/clock_source.h). monotonic by default until the TSC
   // path has been seen on a GPU; auto = the CPU's invariant tick counter where the kernel trusts

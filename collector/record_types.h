@@ -15,6 +15,7 @@ enum RecordType : uint8_t {
   kRecordCallStack = 4,    // captured native stacks
   kRecordPadding = 5,      // filler, skipped by the drain thread
   kRecordOsrt = 6,         // OS runtime calls above the threshold (inject/osrt)
+  kRecordOsrtStack = 7,    // OS runtime calls above the backtrace threshold, with their stack
   kRecordTypeCount = 16,   // decoders table size
 };
 

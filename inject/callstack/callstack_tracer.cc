@@ -49,8 +49,6 @@ struct Tracer {
   uint32_t runtime_selected = 0, driver_selected = 0;
   bool enable_failure_reported = false;
   // Drain thread.
-  StackDecoder decoder{&NameOf};
-  ModuleMap modules;
   uint64_t config_session = 0;
   uint64_t loss_base_nesting = 0, loss_base_unwind = 0;
   uint64_t last_loss_check_ns = 0;
@@ -113,7 +111,6 @@ void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
     CaptureLossTotals(&t->loss_base_nesting, &t->loss_base_unwind);  // a forked child starts from here
     t->last_loss_check_ns = now;
   }
-  t->modules.Emit(chunk, session_id, StreamNow());  // load times go to the stream
   if (now - t->last_loss_check_ns < kLossReportIntervalNs)
     return;
   t->last_loss_check_ns = now;
@@ -134,7 +131,7 @@ void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
 
 void DecodeHook(const RecordView& view, ChunkBuilder* chunk) {
   if (g_tracer != nullptr)
-    g_tracer->decoder.Decode(view, SessionId(), chunk);
+    SharedStackDecoder().Decode(view, SessionId(), chunk);
 }
 
 void Off(const std::string& why) {
@@ -239,6 +236,9 @@ void SetUpBacktraces(const cupti::CuptiApi* api, CUpti_SubscriberHandle subscrib
     return;
   }
   g_tracer = t;
+  SharedStackDecoder().set_names(&NameOf);
+  // Modules first: emitters run in registration order, and a stack's modules are announced before it.
+  EnableModuleAnnouncements();
   RegisterRecordDecoder(kRecordCallStack, &DecodeHook);
   RegisterEmitter(&EmitHook);
 }

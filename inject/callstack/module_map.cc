@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <atomic>
 #include <cstring>
 
+#include "collector/clock.h"
+#include "collector/session.h"
 #include "inject/callstack/callstack_fields.h"
 
 namespace gt::callstack {
@@ -182,6 +185,19 @@ void ModuleMap::Emit(ChunkBuilder* chunk, uint64_t session_id, uint64_t now_ns) 
     w.EndNested();
   }
   known_.swap(next);
+}
+
+namespace {
+void EmitModules(ChunkBuilder* chunk, uint64_t session_id) {
+  static ModuleMap* modules = new ModuleMap();  // drain thread only; never freed
+  modules->Emit(chunk, session_id, StreamNow());  // load times go to the stream
+}
+}  // namespace
+
+void EnableModuleAnnouncements() {
+  static std::atomic<bool> done{false};
+  if (!done.exchange(true))
+    RegisterEmitter(&EmitModules);
 }
 
 }  // namespace gt::callstack

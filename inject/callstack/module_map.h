@@ -7,7 +7,8 @@
 // Because the drain thread snapshots ring heads before emitters run, every module a recorded stack
 // points into was loaded before the scan that precedes the stack's decoding.
 //
-// Threads: the drain thread only. Owned by the call-stack tracer.
+// Threads: the drain thread only. One per process, announced by the emitter that
+// EnableModuleAnnouncements registers (CUDA and OS runtime backtraces share it).
 #pragma once
 
 #include <cstdint>
@@ -50,5 +51,9 @@ class ModuleMap {
   uint64_t next_id_ = 1;
   std::map<std::pair<uint64_t, std::string>, uint64_t> known_;  // (start, path) -> module id
 };
+
+// Registers (once per process; any set-up thread) the drain-thread emitter that announces the
+// loaded modules every cycle, for the stacks recorded by CUDA or OS runtime backtraces.
+void EnableModuleAnnouncements();
 
 }  // namespace gt::callstack

@@ -10,6 +10,29 @@ namespace gt::callstack {
 
 CaptureState g_capture;
 
+CaptureArea* ReserveCaptureAreas() {
+  CaptureArea* areas = __atomic_load_n(&g_capture.areas, __ATOMIC_ACQUIRE);
+  if (areas != nullptr)
+    return areas;
+  uint32_t count = ThreadBufferCount();
+  if (count == 0)
+    return nullptr;
+  // Reserved, not committed: a thread that never captures never touches its area.
+  size_t bytes = sizeof(CaptureArea) * count;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return nullptr;
+  // area_count first: a reader that sees the pointer (acquire) sees the count.
+  g_capture.area_count = count;
+  CaptureArea* expected = nullptr;
+  if (!__atomic_compare_exchange_n(&g_capture.areas, &expected, static_cast<CaptureArea*>(p), false,
+                                   __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+    munmap(p, bytes);  // another set-up thread won; same count (the pool is fixed per process)
+    return expected;
+  }
+  return static_cast<CaptureArea*>(p);  // zero pages: every area starts empty
+}
+
 bool InstallCapture(const BacktraceSpec& spec,
                     BacktraceFn backtrace,
                     const uint8_t* runtime_class,
@@ -18,18 +41,8 @@ bool InstallCapture(const BacktraceSpec& spec,
                     const uintptr_t* skip_end,
                     int skip_count,
                     const PythonRuntime* python) {
-  uint32_t count = ThreadBufferCount();
-  if (count == 0 || backtrace == nullptr)
+  if (backtrace == nullptr || ReserveCaptureAreas() == nullptr)
     return false;
-  if (g_capture.areas == nullptr) {
-    // Reserved, not committed: a thread that never captures never touches its area.
-    size_t bytes = sizeof(CaptureArea) * count;
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-      return false;
-    g_capture.areas = static_cast<CaptureArea*>(p);  // zero pages: every area starts empty
-    g_capture.area_count = count;
-  }
   g_capture.backtrace = backtrace;
   std::memcpy(g_capture.runtime_class, runtime_class, kMaxCbid);
   std::memcpy(g_capture.driver_class, driver_class, kMaxCbid);

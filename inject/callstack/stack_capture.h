@@ -55,6 +55,10 @@ struct alignas(64) CaptureArea {
   // --python-backtrace=cuda: the packed Python frames of the call being recorded (used only between
   // reading them and copying them into the ring record, in one exit callback).
   uint8_t python_scratch[kPythonScratchBytes];
+  // -t osrt with --osrt-backtrace-threshold (inject/osrt/osrt_backtrace.cc): the stack of the OS
+  // runtime call being recorded, unwound after the call returned, on the owner thread only. Separate
+  // from `slots`: a libc call made inside a CUDA call (cudaMemcpy -> ioctl) must not touch them.
+  void* osrt_frames[kCaptureFrames];
 };
 
 // Read by the hot path; written by Install (before any callback of a selected API is enabled).
@@ -104,6 +108,18 @@ bool InstallCapture(const BacktraceSpec& spec,
                     const uintptr_t* skip_end,
                     int skip_count,
                     const PythonRuntime* python = nullptr);
+// Reserves the per-thread areas (one per ring buffer; ThreadBufferCount() must be known, i.e. a
+// session started) unless they exist. Set-up threads (CUDA backtraces, OS runtime backtraces), also
+// concurrently: one mapping wins, the other is unmapped. nullptr when they cannot be reserved.
+CaptureArea* ReserveCaptureAreas();
+// The area of thread buffer `b` (nullptr when there is none): for the owner thread only.
+inline CaptureArea* CaptureAreaOf(const ThreadBuffer* b) {
+  CaptureArea* areas = __atomic_load_n(&g_capture.areas, __ATOMIC_ACQUIRE);
+  if (b == nullptr || areas == nullptr || b->index >= g_capture.area_count)
+    return nullptr;
+  return &areas[b->index];
+}
+
 // Entries in flight are abandoned (their exits are ignored). Called when callbacks are switched.
 inline void NewCaptureEpoch() {
   g_capture.epoch.fetch_add(1, std::memory_order_relaxed);

@@ -30,7 +30,8 @@ uint64_t StackDecoder::StackId(const uint64_t* frames,
   bool truncated = (flags & kStackTruncated) != 0;
   std::string key(reinterpret_cast<const char*>(frames), count * sizeof(uint64_t));
   key.push_back(static_cast<char>(flags));
-  key.append(reinterpret_cast<const char*>(python), python_bytes);
+  if (python_bytes > 0)
+    key.append(reinterpret_cast<const char*>(python), python_bytes);
   auto it = stacks_.find(key);
   if (it != stacks_.end())
     return it->second;
@@ -76,12 +77,30 @@ uint64_t StackDecoder::StackId(const uint64_t* frames,
   return id;
 }
 
-void StackDecoder::Decode(const RecordView& view, uint64_t session_id, ChunkBuilder* chunk) {
+void StackDecoder::StartSession(uint64_t session_id) {
   if (session_id != session_id_) {
     session_id_ = session_id;
     stacks_.clear();
     next_stack_id_ = 1;
   }
+}
+
+uint64_t StackDecoder::DefineStack(const uint64_t* frames,
+                                   uint32_t count,
+                                   bool truncated,
+                                   uint64_t session_id,
+                                   ChunkBuilder* chunk) {
+  StartSession(session_id);
+  return StackId(frames, count, truncated ? kStackTruncated : 0, nullptr, 0, 0, chunk);
+}
+
+StackDecoder& SharedStackDecoder() {
+  static StackDecoder* decoder = new StackDecoder(nullptr);
+  return *decoder;
+}
+
+void StackDecoder::Decode(const RecordView& view, uint64_t session_id, ChunkBuilder* chunk) {
+  StartSession(session_id);
   if (view.size_bytes < kStackRecordFramesOffset)
     return;
   StackRecordFixed fixed;

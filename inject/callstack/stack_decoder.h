@@ -27,6 +27,13 @@ class StackDecoder {
   // `session_id` changes in a forked child: stacks are defined again in the new stream.
   void Decode(const RecordView& view, uint64_t session_id, ChunkBuilder* chunk);
 
+  // A native stack (innermost first) from another source (OS runtime backtraces): its
+  // CallStackDef is written into `chunk` when it is new to this stream; returns its id. Stack ids are
+  // shared with the CUDA backtraces, so one stream has one id space (CallStackDef.stack_id).
+  uint64_t DefineStack(const uint64_t* frames, uint32_t count, bool truncated, uint64_t session_id, ChunkBuilder* chunk);
+
+  void set_names(NameFn names) { names_ = names; }
+
   uint64_t stacks_defined() const { return next_stack_id_ - 1; }
 
   // Most distinct stacks remembered per stream; beyond it the table starts over (new ids, stacks
@@ -34,6 +41,7 @@ class StackDecoder {
   static constexpr size_t kMaxStacks = 1u << 18;
 
  private:
+  void StartSession(uint64_t session_id);
   // `python` / `python_bytes`: packed Python frames (python_frames.h), `python_count` of them.
   uint64_t StackId(const uint64_t* frames,
                    uint32_t count,
@@ -54,5 +62,10 @@ class StackDecoder {
   };
   std::vector<PythonIds> python_ids_;  // scratch
 };
+
+// The process's one decoder (drain thread only; created on first use, never freed): CUDA backtraces
+// (callstack_tracer.cc) and OS runtime backtraces (inject/osrt/osrt_backtrace.cc) define their
+// stacks through it, so their ids never collide in a stream.
+StackDecoder& SharedStackDecoder();
 
 }  // namespace gt::callstack

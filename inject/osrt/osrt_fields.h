@@ -11,10 +11,11 @@ namespace chunk {
 inline constexpr uint32_t kOsrtConfig = 140, kOsrtCalls = 141;
 }
 namespace osrt_config {
-inline constexpr uint32_t kThresholdNs = 1, kFunctionsTraced = 2;
+inline constexpr uint32_t kThresholdNs = 1, kFunctionsTraced = 2, kBacktraceThresholdNs = 3, kBacktraceDepth = 4,
+                           kUnwinderPath = 5;
 }
 namespace osrt_call {
-inline constexpr uint32_t kStartDeltaNs = 1, kDurationNs = 2, kNameId = 3, kReturnValue = 4;
+inline constexpr uint32_t kStartDeltaNs = 1, kDurationNs = 2, kNameId = 3, kReturnValue = 4, kStackId = 5;
 }
 
 }  // namespace gt::field

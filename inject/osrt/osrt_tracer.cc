@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "collector/chunk_builder.h"
+#include "inject/osrt/osrt_backtrace.h"
 #include "inject/osrt/osrt_fields.h"
 
 namespace gt::osrt {
@@ -36,6 +37,9 @@ constexpr size_t kRecordBytes = sizeof(RecordHeader) + sizeof(OsrtPayload);
 static_assert(kRecordBytes <= kSlotBytes, "one OSRT call is one ring slot");
 
 std::atomic<uint64_t> g_config_session{0};
+// The session whose start hook has finished (OsrtConfig waits for it: the backtrace set-up there
+// decides what the config says).
+std::atomic<uint64_t> g_started_session{0};
 
 }  // namespace
 
@@ -67,12 +71,15 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
   const Config* config = SessionConfig();
   if (config == nullptr || (config->sources & kSourceOsrt) == 0)
     return;
+  if (g_started_session.load(std::memory_order_acquire) != session_id)
+    return;  // the start hook is still running: next cycle
   g_config_session.store(session_id, std::memory_order_relaxed);
   namespace f = field::osrt_config;
   ProtoWriter& w = chunk->body();
   w.BeginNested(field::chunk::kOsrtConfig);
   w.Varint(f::kThresholdNs, config->osrt_threshold_ns);
   w.Varint(f::kFunctionsTraced, kFunctionCount);
+  WriteBacktraceConfig(&w);
   w.EndNested();
   // Chunk.osrt_config is singular: close this chunk.
   chunk->End();
@@ -94,8 +101,11 @@ uint64_t ThresholdInStreamUnits(uint64_t threshold_ns) {
   return static_cast<uint64_t>(static_cast<unsigned __int128>(threshold_ns) * (t1 - t0) / (n1 - n0));
 }
 
-void OnSessionStart(const Config& config, uint64_t /*session_id*/) {
+void OnSessionStart(const Config& config, uint64_t session_id) {
+  InsideGtrace inside;  // loading libunwind opens and maps files: not the application's calls
   g_threshold_ns.store(ThresholdInStreamUnits(config.osrt_threshold_ns), std::memory_order_relaxed);
+  SetUpBacktraces(config, config.osrt_backtrace ? ThresholdInStreamUnits(config.osrt_backtrace_threshold_ns) : 0);
+  g_started_session.store(session_id, std::memory_order_release);
 }
 
 }  // namespace
@@ -129,7 +139,12 @@ void WriteCall(FunctionId id, uint64_t start_ns, uint64_t end_ns, int64_t return
   ThreadLocalState& t = t_gt_thread;
   if ((t.buffer == nullptr || t.generation != g_generation.load(std::memory_order_relaxed)) && !SessionRunsHere())
     return;  // the thread's first record: take a ring only from a running session, never start one here
-  t_in_osrt = true;  // AcquireBufferSlow may lock a mutex: untraced
+  t_in_osrt = true;  // AcquireBufferSlow may lock a mutex, libunwind may map memory: untraced
+  if (end_ns - start_ns >= g_backtrace_threshold.load(std::memory_order_acquire) &&
+      WriteCallWithStack(id, start_ns, end_ns, return_value)) {
+    t_in_osrt = false;
+    return;
+  }
   RecordSpan span;
   if (BeginRecord(kRecordBytes, &span)) {
     struct {
@@ -154,6 +169,7 @@ void Register() {
   if (done.exchange(true))
     return;
   RegisterRecordDecoder(kRecordOsrt, &DecodeRecord);
+  RegisterRecordDecoder(kRecordOsrtStack, &DecodeStackRecord);
   RegisterEmitter(&Emit);
   RegisterSessionStartHook(&OnSessionStart);
 }

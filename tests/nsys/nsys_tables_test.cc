@@ -50,6 +50,7 @@ constexpr std::string_view kExpectedTables[] = {
     "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
     "CUDA_GRAPH_EVENTS",
     "OSRT_API",
+    "OSRT_CALLCHAINS",
     "CUDA_CALLCHAINS",
     "GPU_METRICS",
     "TARGET_INFO_GPU_METRICS",
@@ -83,7 +84,7 @@ TEST(nsysTablesTest, NamesUniqueAndNoEnumTables) {
     EXPECT_TRUE(seen.insert(std::string(table.name)).second) << "duplicate " << table.name;
     EXPECT_NE(table.name.substr(0, 5), "ENUM_") << table.name;
   }
-  EXPECT_EQ(seen.size(), 36u);
+  EXPECT_EQ(seen.size(), 37u);
 }
 
 // Each DDL runs on its own in a fresh database and creates exactly one table, the one it is listed under, with no
@@ -111,7 +112,7 @@ TEST(nsysTablesTest, FindTableFindsEachAndOnlyThose) {
   EXPECT_EQ(FindTable("stringids"), nullptr);  // exact, case-sensitive
   EXPECT_EQ(FindTable("CUPTI_ACTIVITY_KIND_KERNEL "), nullptr);
   EXPECT_EQ(FindTable("ENUM_CUDA_MEM_KIND"), nullptr);  // ENUM tables live in EnumTables()
-  EXPECT_EQ(FindTable("OSRT_CALLCHAINS"), nullptr);     // not a table gtrace writes (no OSRT backtraces yet)
+  EXPECT_EQ(FindTable("OSRT_ARGUMENTS"), nullptr);      // not a table gtrace writes (no OS call arguments)
 }
 
 TEST(nsysTablesTest, CreateTableCreatesAllIntoOneDatabase) {
@@ -146,7 +147,7 @@ TEST(nsysTablesTest, CreateTableRejectsUnknownDuplicateAndNull) {
 }
 
 // nsys writes no indexes, triggers or views; the only index SQLite adds by itself is the one behind
-// CUDA_CALLCHAINS's composite PRIMARY KEY (id, stackDepth), exactly as for OSRT_CALLCHAINS in real exports.
+// CUDA_CALLCHAINS's and OSRT_CALLCHAINS's composite PRIMARY KEY (id, stackDepth), as in real exports.
 TEST(nsysTablesTest, FullSchemaHasNoIndexTriggerOrView) {
   Db db = testing::OpenMemory();
   ASSERT_NE(db, nullptr);
@@ -155,12 +156,13 @@ TEST(nsysTablesTest, FullSchemaHasNoIndexTriggerOrView) {
   for (const TableDef& table : Tables()) {
     ASSERT_TRUE(CreateTable(db.get(), table.name).ok()) << table.name;
   }
-  EXPECT_EQ(testing::SchemaNames(db.get(), "table").size(), 36u + 24u);
+  EXPECT_EQ(testing::SchemaNames(db.get(), "table").size(), 37u + 24u);
   EXPECT_TRUE(testing::SchemaNames(db.get(), "trigger").empty());
   EXPECT_TRUE(testing::SchemaNames(db.get(), "view").empty());
   EXPECT_EQ(testing::QueryInt(db.get(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"),
             0);
-  EXPECT_EQ(testing::SchemaNames(db.get(), "index"), std::vector<std::string>{"sqlite_autoindex_CUDA_CALLCHAINS_1"});
+  EXPECT_EQ(testing::SchemaNames(db.get(), "index"),
+            (std::vector<std::string>{"sqlite_autoindex_OSRT_CALLCHAINS_1", "sqlite_autoindex_CUDA_CALLCHAINS_1"}));
 }
 
 // ---- Documentation-only tables: no real export has them, so their shape is pinned here as transcribed from the
@@ -265,14 +267,14 @@ TEST(nsysTablesReferenceTest, TableInfoEqualsReference) {
   }
 
   // A silently skipped comparison would show up here.
-  EXPECT_EQ(checked.size(), 29u);
+  EXPECT_EQ(checked.size(), 30u);
   std::map<std::string, int> per_source;
   for (const auto& [table, label] : checked) {
     ++per_source[label];
   }
   EXPECT_EQ(per_source[testing::kSchema3250Sql], 23);
   EXPECT_EQ(per_source[testing::kMockDb], 3);
-  EXPECT_EQ(per_source[testing::kFlameoxDb], 3);  // + OSRT_API
+  EXPECT_EQ(per_source[testing::kFlameoxDb], 4);  // + OSRT_API, OSRT_CALLCHAINS
   EXPECT_EQ(checked["TARGET_INFO_GPU"], testing::kMockDb);
   EXPECT_EQ(checked["TARGET_INFO_CUDA_DEVICE"], testing::kMockDb);
   EXPECT_EQ(checked["TARGET_INFO_CUDA_CONTEXT_INFO"], testing::kMockDb);

@@ -50,6 +50,10 @@ TEST(OsrtFields, MatchDescriptorAndMap) {
   EXPECT_FIELD(OsrtCall, "duration_ns", field::osrt_call::kDurationNs);
   EXPECT_FIELD(OsrtCall, "name_id", field::osrt_call::kNameId);
   EXPECT_FIELD(OsrtCall, "return_value", field::osrt_call::kReturnValue);
+  EXPECT_FIELD(OsrtCall, "stack_id", field::osrt_call::kStackId);
+  EXPECT_FIELD(OsrtConfig, "backtrace_threshold_ns", field::osrt_config::kBacktraceThresholdNs);
+  EXPECT_FIELD(OsrtConfig, "backtrace_depth", field::osrt_config::kBacktraceDepth);
+  EXPECT_FIELD(OsrtConfig, "unwinder_path", field::osrt_config::kUnwinderPath);
   const google::protobuf::Descriptor* chunk = schema::Chunk::descriptor();
   int in_range = 0;
   for (int i = 0; i < chunk->field_count(); ++i) {
@@ -71,7 +75,7 @@ TEST(OsrtFields, MatchDescriptorAndMap) {
                                                                    << " is not in osrt_field_map.h";
     }
   }
-  EXPECT_EQ(mapped.size(), 6u);
+  EXPECT_EQ(mapped.size(), 10u);
 }
 
 std::map<std::string, std::string>* g_env;
@@ -109,9 +113,21 @@ TEST(OsrtConfig, TraceListThresholdAndBacktraceVariables) {
   EXPECT_EQ(c.osrt_threshold_ns, 1000u);
   ASSERT_EQ(c.warnings.size(), 1u);
   EXPECT_NE(c.warnings[0].find("GTRACE_OSRT_THRESHOLD"), std::string::npos);
-  c = Load({{"GTRACE_OSRT_BACKTRACE_THRESHOLD", "80000"}, {"GTRACE_OSRT_BACKTRACE_DEPTH", "24"}});
-  ASSERT_EQ(c.warnings.size(), 2u);
-  EXPECT_NE(c.warnings[0].find("not implemented"), std::string::npos);
+  // OS runtime backtraces: off unless the threshold is given; nsys's defaults otherwise.
+  EXPECT_FALSE(c.osrt_backtrace);
+  EXPECT_EQ(c.osrt_backtrace_threshold_ns, 80000u);
+  EXPECT_EQ(c.osrt_backtrace_depth, 24u);
+  c = Load({{"GTRACE_OSRT_BACKTRACE_THRESHOLD", "5000000"}, {"GTRACE_OSRT_BACKTRACE_DEPTH", "12"}});
+  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_TRUE(c.osrt_backtrace);
+  EXPECT_EQ(c.osrt_backtrace_threshold_ns, 5000000u);
+  EXPECT_EQ(c.osrt_backtrace_depth, 12u);
+  c = Load({{"GTRACE_OSRT_BACKTRACE_THRESHOLD", "0"}, {"GTRACE_OSRT_BACKTRACE_DEPTH", "65"}});
+  EXPECT_TRUE(c.osrt_backtrace);
+  EXPECT_EQ(c.osrt_backtrace_threshold_ns, 0u);
+  EXPECT_EQ(c.osrt_backtrace_depth, 24u);  // out of 1..64: the default, with a warning
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("GTRACE_OSRT_BACKTRACE_DEPTH"), std::string::npos);
 }
 
 TEST(OsrtDecoder, RecordBecomesOneOsrtCall) {

@@ -119,7 +119,7 @@ TEST(ChunkTimes, EveryNsFieldIsConvertedOrDeliberatelyLeft) {
       "ClockSnapshot.realtime_ns", "ClockSnapshot.uncertainty_ns", "ClockSnapshot.monotonic_ns",
       "CudaTraceInfo.cupti_clock_offset_ns", "NcclEvent.gpu_timer_ns", "GpuMetricsConfig.sampling_interval_ns",
       "GpuMetricsDevice.sampling_interval_ns", "GpuMetricsDevice.clock_offset_ns", "CallStackClassThreshold.threshold_ns",
-      "OsrtConfig.threshold_ns"};
+      "OsrtConfig.threshold_ns", "OsrtConfig.backtrace_threshold_ns"};
   // Compact CUDA columns: the reader expands them into CudaKernel / CudaApiCall messages (converted
   // above) before the conversion runs (tools/stream/cuda_compact.h).
   const std::set<std::string> expanded_first = {"CudaKernelBatch.start_delta_ns", "CudaKernelBatch.duration_ns",

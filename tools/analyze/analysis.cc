@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "tools/analyze/gap_causes.h"
 #include "tools/analyze/gpu_time.h"
 #include "tools/analyze/steps.h"
 #include "tools/stats/database.h"
@@ -124,9 +125,13 @@ class Analyzer {
     if (!(st = EachDb([&](size_t i) { return GpuPass(i); })).ok())
       return st;
     Pop();
+    uint64_t cause_gaps = 0;
+    for (const auto& [r, n] : cause_gaps_seen_)
+      cause_gaps += n;
+    NoteCauseGaps(o_, cause_gaps, a_);
     for (RankData& r : ranks_)
       a_->ranks.push_back(std::move(r.result));
-    return Status::Ok();
+    return AttributeGaps(o_, a_);
   }
 
  private:
@@ -579,6 +584,8 @@ class Analyzer {
     go.window_end_ns = window_.second;
     go.gap_min_ns = o_.gap_min_ns;
     go.keep_gaps = o_.top;
+    go.cause_min_ns = o_.gap_cause_min_ns;
+    go.keep_cause_gaps = kMaxCauseGaps;
     go.bins = o_.heatmap_bins;
     GpuTime t = MeasureGpuTime(iv, go);
     RankResult& res = rd.result;
@@ -604,6 +611,8 @@ class Analyzer {
     });
     if (a_->top_gaps.size() > o_.top)
       a_->top_gaps.resize(o_.top);
+    cause_gaps_seen_[r] = t.cause_gaps_seen;  // set, not added: a rank read again replaces its count
+    AddCauseGaps(res.rank, res.global_pid, t.cause_gaps, a_);
   }
 
   // GPU activity of database i, one rank at a time: rows come grouped by process in gtrace's
@@ -692,6 +701,7 @@ class Analyzer {
           undone.insert(ranks_[r].result.rank);
         }
         std::erase_if(a_->top_gaps, [&](const GapResult& g) { return undone.count(g.rank) != 0; });
+        std::erase_if(a_->gap_causes, [&](const GapCauses& g) { return undone.count(g.rank) != 0; });
         done.clear();
         a_->notes.push_back(db.path() + ": kernel rows not grouped by process; read again sorted (slower)");
         continue;
@@ -764,6 +774,7 @@ class Analyzer {
   std::vector<std::string> comm_names_, funcs_;
   std::pair<int64_t, int64_t> window_{0, 0};
   uint64_t ops_total_ = 0, ops_with_gpu_ = 0;
+  std::map<size_t, uint64_t> cause_gaps_seen_;  // rank index -> gaps of at least gap_cause_min_ns
   bool gpu_entries_ = false;  // every collective has a GPU start: entries are NCCL kernel starts
   std::unordered_map<InstanceKey, uint32_t, KeyHash> bounds_;      // pattern boundary -> iteration
   std::unordered_map<InstanceKey, uint32_t, KeyHash> inst_index_;  // -> insts_

@@ -25,6 +25,9 @@ struct AnalyzeOptions {
   uint32_t top = 10;            // rows of the "top" tables
   uint32_t heatmap_bins = 240;  // columns of the utilisation heatmap
   bool keep_entries = false;    // keep every rank's entry into every collective (report "entries")
+  // GPU idle gaps from this length are attributed to the launching thread (report gpu_gap_causes,
+  // gap_causes.h): its OS runtime calls and CPU samples during the gap. 0: no attribution.
+  int64_t gap_cause_min_ns = 1000000;
 };
 
 struct RankResult {
@@ -81,6 +84,30 @@ struct GapResult {
   int64_t start_ns = 0, duration_ns = 0;
 };
 
+// What the launching thread did during one GPU idle gap (gap_causes.cc). The launching thread is the
+// thread whose CUDA API call launched the GPU work that ended the gap (the first kernel, copy or set
+// after it, joined to its API call by correlation id).
+struct GapCause {
+  enum class Source { kOsCall, kSample };
+  Source source = Source::kOsCall;
+  std::string name;         // the libc function (OSRT_API), or the innermost sampled frame
+  int64_t start_ns = 0;     // OS call: its start (session ns)
+  int64_t duration_ns = 0;  // OS call: the whole call
+  int64_t in_gap_ns = 0;    // OS call: the part inside the gap
+  int64_t samples = 0;      // sample: CPU samples in the gap with this innermost frame
+  std::string caller;       // OS call: the innermost frame of its OSRT_CALLCHAINS stack ("" without)
+};
+struct GapCauses {
+  int32_t rank = 0;
+  int64_t global_pid = 0;
+  int64_t start_ns = 0, duration_ns = 0;
+  int64_t launch_tid = 0;          // globalTid of the launching thread (0: the launch was not found)
+  std::string launch_api;          // its API call ("cudaLaunchKernel_v7000")
+  std::string gpu_work;            // what ended the gap: "kernel NAME", "memcpy", "memset"
+  int64_t samples_in_gap = 0;      // CPU samples of the launching thread in the gap (COMPOSITE_EVENTS)
+  std::vector<GapCause> causes;    // OS calls by time in the gap (longest first), then sampled frames by count
+};
+
 // POP factors (BSC) for GPU ranks over the window (docs/multi-rank.md):
 //   load balance  LB = mean(C) / max(C)        C = computation (GPU busy, not in NCCL kernels)
 //   communication CE = max(C) / mean(B)        B = GPU busy (computation or NCCL kernels)
@@ -103,6 +130,7 @@ struct Analysis {
   std::string entry_source;               // "gpu" (NCCL kernel start) or "host" (NCCL API call)
   std::vector<Entry> entries;
   std::vector<GapResult> top_gaps;
+  std::vector<GapCauses> gap_causes;  // gaps of at least gap_cause_min_ns, longest first (at most kMaxCauseGaps)
   PopResult pop;
   int64_t heat_start_ns = 0, heat_bin_ns = 0;
   std::vector<std::string> notes;
@@ -110,9 +138,12 @@ struct Analysis {
 
 Status RunAnalysis(const AnalyzeOptions& options, Analysis* out);
 
+// Most gaps attributed (the longest; the rest are counted in a note).
+inline constexpr uint32_t kMaxCauseGaps = 200;
+
 enum class Format { kTable, kCsv, kJson };
 // The reports, by name: summary (POP), steps, step_ranks, stragglers, collectives, entries, gpu_gaps,
-// ranks. `reports` empty: all but entries.
+// gpu_gap_causes, ranks. `reports` empty: all but entries and gpu_gap_causes.
 std::vector<std::string> ReportNames();
 Status WriteReports(const Analysis& a,
                     const std::vector<std::string>& reports,

@@ -48,7 +48,19 @@ GpuTime MeasureGpuTime(std::vector<Interval>* intervals, const GpuTimeOptions& o
   t.idle_ns = (w1 - w0) - t.busy_ns;
   // Idle gaps: the window's stretches between busy ones.
   int64_t cursor = w0;
+  auto keep = [](std::vector<GpuGap>* v, GpuGap g, uint32_t n) {
+    auto pos = std::upper_bound(v->begin(), v->end(), g,
+                                [](const GpuGap& x, const GpuGap& y) { return x.duration_ns > y.duration_ns; });
+    v->insert(pos, g);
+    if (v->size() > n)
+      v->pop_back();
+  };
   auto gap = [&](int64_t a, int64_t b) {
+    if (o.cause_min_ns > 0 && b - a >= o.cause_min_ns && b < w1 && b > a) {
+      ++t.cause_gaps_seen;
+      if (o.keep_cause_gaps > 0)
+        keep(&t.cause_gaps, GpuGap{a, b - a}, o.keep_cause_gaps);
+    }
     if (b - a < o.gap_min_ns || b <= a)
       return;
     ++t.gaps;
@@ -56,13 +68,8 @@ GpuTime MeasureGpuTime(std::vector<Interval>* intervals, const GpuTimeOptions& o
     GpuGap g{a, b - a};
     if (g.duration_ns > t.largest.duration_ns)
       t.largest = g;
-    if (o.keep_gaps == 0)
-      return;
-    auto pos = std::upper_bound(t.top_gaps.begin(), t.top_gaps.end(), g,
-                                [](const GpuGap& x, const GpuGap& y) { return x.duration_ns > y.duration_ns; });
-    t.top_gaps.insert(pos, g);
-    if (t.top_gaps.size() > o.keep_gaps)
-      t.top_gaps.pop_back();
+    if (o.keep_gaps > 0)
+      keep(&t.top_gaps, g, o.keep_gaps);
   };
   for (const auto& [a, b] : busy) {
     gap(cursor, a);

@@ -29,6 +29,8 @@ struct GpuTime {
   int64_t gap_ns = 0;      // their total
   GpuGap largest;
   std::vector<GpuGap> top_gaps;      // the `keep_gaps` longest, longest first
+  std::vector<GpuGap> cause_gaps;    // the `keep_cause_gaps` longest of at least cause_min_ns, longest first
+  uint64_t cause_gaps_seen = 0;      // gaps of at least cause_min_ns (cause_gaps keeps at most keep_cause_gaps)
   std::vector<int64_t> bin_busy_ns;  // busy time per bin
 };
 
@@ -37,6 +39,10 @@ struct GpuTimeOptions {
   int64_t window_end_ns = 0;
   int64_t gap_min_ns = 100000;
   uint32_t keep_gaps = 10;
+  // Gaps to attribute to the launching thread (gap_causes.h): at least this long (0: none); the
+  // gap must end before the window does (a gap that ends with the window has no launch after it).
+  int64_t cause_min_ns = 0;
+  uint32_t keep_cause_gaps = 0;
   uint32_t bins = 0;  // heatmap bins over the window (0: none)
 };
 

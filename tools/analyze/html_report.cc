@@ -178,7 +178,8 @@ Status WriteHtml(const Analysis& a, const AnalyzeOptions& options, const std::st
   o << "<h2>GPU utilisation per rank over time</h2>\n";
   Heatmap(a, o);
   for (const stats::Table& t : BuildTables(
-           a, {"summary", "stragglers", "collectives", "steps", "step_ranks", "gpu_gaps", "ranks"}, options.top)) {
+           a, {"summary", "stragglers", "collectives", "steps", "step_ranks", "gpu_gaps", "gpu_gap_causes", "ranks"},
+           options.top)) {
     HtmlTable(t, o, 2000);
   }
   o << "<p><small>Definitions: docs/multi-rank.md in the gtrace sources. Times are ns of the session (0 = the "

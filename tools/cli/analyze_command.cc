@@ -77,13 +77,22 @@ int RunAnalyze(const std::vector<std::string>& args) {
            o.gap_min_ns = static_cast<int64_t>(n) * 1000;
            return st;
          }});
+  p.Add({"gap-cause-min-us", 0, true, "US",
+         "GPU idle gaps from US us are attributed to the launching thread's OS calls and CPU samples "
+         "(report gpu_gap_causes; default 1000; 0: off)",
+         [&](std::string_view v) {
+           uint64_t n = 0;
+           Status st = ParseUnsigned("--gap-cause-min-us", v, 0, 3600000000ULL, &n);
+           o.gap_cause_min_ns = static_cast<int64_t>(n) * 1000;
+           return st;
+         }});
   p.Add({"top", 0, true, "N", "rows of the top-N tables (0: all; default 10)", [&](std::string_view v) {
            uint64_t n = 0;
            Status st = ParseUnsigned("--top", v, 0, 100000000, &n);
            o.top = static_cast<uint32_t>(n);
            return st;
          }});
-  p.Add({"report", 'r', true, "NAMES", "comma-separated reports (default: all but entries): " + known,
+  p.Add({"report", 'r', true, "NAMES", "comma-separated reports (default: all but entries and gpu_gap_causes): " + known,
          [&](std::string_view v) {
            std::string s(v);
            size_t start = 0;

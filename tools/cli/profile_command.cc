@@ -196,16 +196,33 @@ int RunProfile(const std::vector<std::string>& args) {
            if (st.ok()) o.env["GTRACE_OSRT_THRESHOLD"] = std::to_string(n);
            return st;
          }});
-  // nsys's OS runtime backtrace flags: understood, not implemented (one note; docs/osrt.md).
-  for (const char* flag : {"osrt-backtrace-threshold", "osrt-backtrace-depth", "osrt-backtrace-stack-size"}) {
-    p.Add({flag, 0, true, "N", "nsys's OS runtime backtraces: not implemented, ignored with a note",
-           [flag](std::string_view v) {
-             uint64_t n;
-             Status st = ParseUnsigned(std::string("--") + flag, v, 0, UINT64_MAX / 2, &n);
-             if (st.ok()) std::cerr << "gtrace: --" << flag << ": OS runtime backtraces are not implemented; ignored\n";
-             return st;
-           }});
-  }
+  // nsys's OS runtime backtrace flags (docs/osrt.md, "Backtraces").
+  p.Add({"osrt-backtrace-threshold", 0, true, "NS",
+         "with -t osrt: recorded OS runtime calls of at least NS ns keep their caller's stack "
+         "(GTRACE_OSRT_BACKTRACE_THRESHOLD; default: no stacks)",
+         [&](std::string_view v) {
+           uint64_t n;
+           Status st = ParseUnsigned("--osrt-backtrace-threshold", v, 0, 3600000000000ull, &n);
+           if (st.ok()) o.env["GTRACE_OSRT_BACKTRACE_THRESHOLD"] = std::to_string(n);
+           return st;
+         }});
+  p.Add({"osrt-backtrace-depth", 0, true, "N",
+         "frames kept per OS runtime backtrace, 1 to 64 (GTRACE_OSRT_BACKTRACE_DEPTH; default 24, nsys's)",
+         [&](std::string_view v) {
+           uint64_t n;
+           Status st = ParseUnsigned("--osrt-backtrace-depth", v, 1, 64, &n);
+           if (st.ok()) o.env["GTRACE_OSRT_BACKTRACE_DEPTH"] = std::to_string(n);
+           return st;
+         }});
+  p.Add({"osrt-backtrace-stack-size", 0, true, "BYTES",
+         "nsys's stack-copy size: gtrace unwinds in place, so it is accepted and ignored with a note",
+         [](std::string_view v) {
+           uint64_t n;
+           Status st = ParseUnsigned("--osrt-backtrace-stack-size", v, 0, UINT64_MAX / 2, &n);
+           if (st.ok())
+             std::cerr << "gtrace: --osrt-backtrace-stack-size: gtrace unwinds the stack in place (no copy); ignored\n";
+           return st;
+         }});
   p.Add({"flush-interval-ms", 0, true, "MS", "longest time data waits in memory (GTRACE_FLUSH_MS; default 500)",
          [&](std::string_view v) {
            uint64_t n;

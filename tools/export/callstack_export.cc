@@ -16,6 +16,9 @@ namespace {
 
 constexpr char kInsertChain[] =
     "INSERT INTO CUDA_CALLCHAINS (id, symbol, module, unresolved, originalIP, stackDepth) VALUES (?,?,?,?,?,?)";
+constexpr char kInsertOsrtChain[] =
+    "INSERT INTO OSRT_CALLCHAINS (id, symbol, module, kernelMode, thumbCode, unresolved, specialEntry, originalIP, "
+    "unwindMethod, stackDepth) VALUES (?,?,?,0,0,?,NULL,?,NULL,?)";
 constexpr char kInsertRuntime[] =
     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue, "
     "callchainId) VALUES (?,?,?,?,?,?,?,?)";
@@ -76,7 +79,7 @@ std::string FileName(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-class CallStackExport : public ExportModule {
+class CallStackExport : public ExportModule, public OsrtChains {
  public:
   const char* name() const override { return "callstack"; }
 
@@ -85,6 +88,7 @@ class CallStackExport : public ExportModule {
     module_index_.clear();
     stacks_.clear();
     chain_of_stack_.clear();
+    osrt_chain_of_stack_.clear();
     frames_.clear();
     return Status::Ok();
   }
@@ -146,6 +150,48 @@ class CallStackExport : public ExportModule {
       nesting_overflow_ += l.nesting_overflow();
       unwind_failures_ += l.unwind_failures();
     }
+    return Status::Ok();
+  }
+
+  Status OsrtChainId(ExportContext& ctx, uint64_t stack_id, uint64_t ts_ns, int64_t* id) override {
+    *id = 0;
+    auto known = osrt_chain_of_stack_.find(stack_id);
+    if (known != osrt_chain_of_stack_.end()) {
+      *id = known->second;
+      return Status::Ok();
+    }
+    auto stack = stacks_.find(stack_id);
+    if (stack == stacks_.end()) {
+      ++missing_stacks_;
+      return Status::Ok();
+    }
+    Status st;
+    std::vector<FrameRow> rows;
+    for (uint64_t a : stack->second.addresses) {
+      FrameRow r;
+      if (!(st = Frame(ctx, a, ts_ns, &r)).ok())
+        return st;
+      rows.push_back(r);
+    }
+    auto it = osrt_chains_.find(rows);
+    if (it == osrt_chains_.end()) {
+      if (!(st = ctx.EnsureTable("OSRT_CALLCHAINS")).ok())
+        return st;
+      Statement* ins = ctx.Insert("OSRT_CALLCHAINS", kInsertOsrtChain, &st);
+      if (ins == nullptr)
+        return st;
+      int64_t chain = next_osrt_chain_++;
+      for (size_t depth = 0; depth < rows.size(); ++depth) {
+        const FrameRow& r = rows[depth];
+        ins->Int(1, chain).Int(2, r.symbol).Int(3, r.module).Int(4, r.unresolved ? 1 : 0);
+        ins->Int(5, r.original_ip).Int(6, static_cast<int64_t>(depth));
+        if (!(st = ins->Run()).ok())
+          return st;
+      }
+      it = osrt_chains_.emplace(std::move(rows), chain).first;
+    }
+    osrt_chain_of_stack_.emplace(stack_id, it->second);
+    *id = it->second;
     return Status::Ok();
   }
 
@@ -359,11 +405,14 @@ class CallStackExport : public ExportModule {
   std::unordered_map<uint64_t, size_t> module_index_;
   std::unordered_map<uint64_t, Stack> stacks_;
   std::map<uint64_t, int64_t> chain_of_stack_;              // stream stack id -> database chain id
+  std::map<uint64_t, int64_t> osrt_chain_of_stack_;         // stream stack id -> OSRT_CALLCHAINS id
   std::map<std::pair<uint64_t, size_t>, FrameRow> frames_;  // (address, module index) -> row
   // Whole database.
   Symbolizer symbolizer_;
   std::map<std::vector<FrameRow>, int64_t> chains_;
   int64_t next_chain_ = 0;
+  std::map<std::vector<FrameRow>, int64_t> osrt_chains_;
+  int64_t next_osrt_chain_ = 1;  // 0 is "no stack" in OSRT_API.callchainId
   uint64_t missing_stacks_ = 0;
   uint64_t nesting_overflow_ = 0, unwind_failures_ = 0;
 };
@@ -383,8 +432,11 @@ std::string StripCallbackVersion(const std::string& name) {
   return name.substr(0, v);
 }
 
-std::unique_ptr<ExportModule> MakeCallStackExport() {
-  return std::make_unique<CallStackExport>();
+std::unique_ptr<ExportModule> MakeCallStackExport(OsrtChains** osrt_chains) {
+  auto m = std::make_unique<CallStackExport>();
+  if (osrt_chains != nullptr)
+    *osrt_chains = m.get();
+  return m;
 }
 
 }  // namespace gt::exporter

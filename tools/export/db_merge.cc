@@ -67,6 +67,7 @@ struct SourceMap {
   bool gpus_identity = true;  // every GPU id of this source keeps its number
   bool device_is_gpu = true;  // deviceId columns hold GPU ids (GTRACE_DEVICES present), not ordinals
   int64_t callchain_base = 0;
+  int64_t osrt_callchain_base = 0;  // added to OSRT_CALLCHAINS ids other than 0
   // Process transforms: old globalPid -> new correction applied to (t + shift).
   struct TimeMap {
     int64_t shift = 0;
@@ -452,6 +453,10 @@ class Merger {
         case ColumnKind::kCallchainId:
           e = m.callchain_base == 0 ? q : "(" + q + " + " + std::to_string(m.callchain_base) + ")";
           break;
+        case ColumnKind::kOsrtCallchainId:
+          if (m.osrt_callchain_base != 0)
+            e = "(CASE WHEN " + q + " = 0 THEN 0 ELSE " + q + " + " + std::to_string(m.osrt_callchain_base) + " END)";
+          break;
         case ColumnKind::kGpuId:
           if (!m.device_is_gpu && c != "gpuId" && c != "id" && has_gpid) {
             // Databases of gtrace before GTRACE_DEVICES: deviceId columns hold the process's CUDA
@@ -487,9 +492,18 @@ class Merger {
       return st;
     if (!(st = Strings(i, &m)).ok())
       return st;
-    bool has_callchains = false;
-    for (const auto& [name, sql] : s.tables)
+    bool has_callchains = false, has_osrt_callchains = false;
+    for (const auto& [name, sql] : s.tables) {
       has_callchains |= name == "CUDA_CALLCHAINS";
+      has_osrt_callchains |= name == "OSRT_CALLCHAINS";
+    }
+    m.osrt_callchain_base = 0;
+    if (has_osrt_callchains && created_.count("OSRT_CALLCHAINS") != 0) {
+      st = ForEach(db_.handle(), "SELECT coalesce(max(id), 0) FROM main.OSRT_CALLCHAINS",
+                   [&](sqlite3_stmt* q) { m.osrt_callchain_base = sqlite3_column_int64(q, 0); });
+      if (!st.ok())
+        return st;
+    }
     m.callchain_base = 0;
     if (has_callchains && created_.count("CUDA_CALLCHAINS") != 0) {
       st = ForEach(db_.handle(), "SELECT coalesce(max(id) + 1, 0) FROM main.CUDA_CALLCHAINS",

@@ -42,10 +42,11 @@ std::vector<std::unique_ptr<ExportModule>> MakeModules() {
   modules.push_back(MakeGpuMetricsExport());
 
   // Call stack modules:
-  modules.push_back(MakeCallStackExport());
+  OsrtChains* osrt_chains = nullptr;
+  modules.push_back(MakeCallStackExport(&osrt_chains));
 
-  // OS runtime calls (-t osrt):
-  modules.push_back(MakeOsrtExport());
+  // OS runtime calls (-t osrt); after the call stacks, whose OSRT_CALLCHAINS it uses:
+  modules.push_back(MakeOsrtExport(osrt_chains));
 
   return modules;
 }

@@ -67,9 +67,12 @@ constexpr ColumnRule kContextInfo[] = {{"nullStreamId", K::kPlain}, {"hwId", K::
 constexpr ColumnRule kGraphEvents[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
                                        {"nameId", K::kStringId}, {"graphId", K::kPlain},
                                        {"originalGraphId", K::kPlain}, {"graphExecId", K::kPlain}};
-// OSRT_API.callchainId and argumentsId are always 0 (no OSRT_CALLCHAINS/arguments are written).
+// OSRT_API.argumentsId is always 0 (no arguments are written); callchainId 0 means no stack.
 constexpr ColumnRule kOsrt[] = {{"start", K::kTime}, {"end", K::kTime}, {"globalTid", K::kGlobalId},
-                                {"nameId", K::kStringId}, {"callchainId", K::kPlain}, {"argumentsId", K::kPlain}};
+                                {"nameId", K::kStringId}, {"callchainId", K::kOsrtCallchainId},
+                                {"argumentsId", K::kPlain}};
+constexpr ColumnRule kOsrtCallchains[] = {{"id", K::kOsrtCallchainId}, {"symbol", K::kStringId},
+                                          {"module", K::kStringId}};
 constexpr ColumnRule kCallchains[] = {{"id", K::kCallchainId}, {"symbol", K::kStringId}, {"module", K::kStringId}};
 // GPU_METRICS.typeId = <hw:8><vm:8><source:16><type:32>: host bits like a global id.
 constexpr ColumnRule kGpuMetrics[] = {{"rawTimestamp", K::kPlain}, {"timestamp", K::kTime},
@@ -157,6 +160,7 @@ constexpr TableRule kRules[] = {
     {"CUDA_GRAPH_EVENTS", TableMode::kCopy, "globalTid", R(kGraphEvents)},
     {"OSRT_API", TableMode::kCopy, "globalTid", R(kOsrt)},
     {"CUDA_CALLCHAINS", TableMode::kCopy, "", R(kCallchains)},
+    {"OSRT_CALLCHAINS", TableMode::kCopy, "", R(kOsrtCallchains)},
     {"GPU_METRICS", TableMode::kCopy, "typeId", R(kGpuMetrics)},
     {"TARGET_INFO_GPU_METRICS", TableMode::kCopy, "", R(kGpuMetricsInfo)},
     {"CUDA_GPU_MEMORY_USAGE_EVENTS", TableMode::kCopy, "globalPid", R(kMemoryUsage)},

@@ -1,16 +1,20 @@
 #include "tools/export/osrt_export.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gt::exporter {
 namespace {
 
 constexpr char kInsertOsrt[] =
     "INSERT INTO OSRT_API (start, end, eventClass, globalTid, nameId, returnValue, nestingLevel, callchainId, "
-    "argumentsId) VALUES (?,?,?,?,?,?,0,0,0)";
+    "argumentsId) VALUES (?,?,?,?,?,?,0,?,0)";
 
 class OsrtExport : public ExportModule {
  public:
+  explicit OsrtExport(OsrtChains* chains) : chains_(chains) {}
+
   const char* name() const override { return "osrt"; }
 
   Status OnChunk(ExportContext& ctx, StreamContext& s, const schema::Chunk& chunk) override {
@@ -33,8 +37,14 @@ class OsrtExport : public ExportModule {
       int64_t start = s.ToSessionNs(ts);
       int64_t end = start + static_cast<int64_t>(c.duration_ns());
       ctx.NoteTime(end);
+      int64_t chain = 0;
+      if (c.stack_id() != 0 && chains_ != nullptr && !(st = chains_->OsrtChainId(ctx, c.stack_id(), ts, &chain)).ok())
+        return st;
+      // OsrtChainId may have prepared other statements: take this one again.
+      if ((ins = ctx.Insert("OSRT_API", kInsertOsrt, &st)) == nullptr)
+        return st;
       ins->Int(1, start).Int(2, end).Int(3, kEventClassOsRuntime).Int(4, global_tid);
-      ins->Int(5, name_id).Int(6, c.return_value());
+      ins->Int(5, name_id).Int(6, c.return_value()).Int(7, chain);
       if (!(st = ins->Run()).ok())
         return st;
     }
@@ -48,10 +58,15 @@ class OsrtExport : public ExportModule {
     if (ins == nullptr)
       return st;
     std::string p = "PROCESS_" + std::to_string(s.index) + ":";
-    const std::pair<std::string, std::string> rows[] = {
+    std::vector<std::pair<std::string, std::string>> rows = {
         {"OSRT_THRESHOLD", std::to_string(c.threshold_ns())},
         {"OSRT_FUNCTIONS", std::to_string(c.functions_traced())},
     };
+    if (c.has_backtrace_threshold_ns()) {
+      rows.emplace_back("OSRT_BACKTRACE_THRESHOLD", std::to_string(c.backtrace_threshold_ns()));
+      rows.emplace_back("OSRT_BACKTRACE_DEPTH", std::to_string(c.backtrace_depth()));
+      rows.emplace_back("OSRT_BACKTRACE_UNWINDER", c.unwinder_path().empty() ? "none (no stacks)" : c.unwinder_path());
+    }
     for (const auto& [key, value] : rows) {
       ins->Text(1, p + key).Text(2, value);
       if (!(st = ins->Run()).ok())
@@ -59,12 +74,14 @@ class OsrtExport : public ExportModule {
     }
     return Status::Ok();
   }
+
+  OsrtChains* chains_;
 };
 
 }  // namespace
 
-std::unique_ptr<ExportModule> MakeOsrtExport() {
-  return std::make_unique<OsrtExport>();
+std::unique_ptr<ExportModule> MakeOsrtExport(OsrtChains* chains) {
+  return std::make_unique<OsrtExport>(chains);
 }
 
 }  // namespace gt::exporter

@@ -17,6 +17,10 @@ inline constexpr OsrtFieldDestination kOsrtFieldMap[] = {
     {"OsrtCall", "duration_ns", "OSRT_API.end (start + duration)"},
     {"OsrtCall", "name_id", "OSRT_API.nameId"},
     {"OsrtCall", "return_value", "OSRT_API.returnValue"},
+    {"OsrtCall", "stack_id", "OSRT_API.callchainId -> OSRT_CALLCHAINS (symbolized, tools/export/callstack_export.cc)"},
+    {"OsrtConfig", "backtrace_threshold_ns", "META_DATA_CAPTURE PROCESS_n:OSRT_BACKTRACE_THRESHOLD"},
+    {"OsrtConfig", "backtrace_depth", "META_DATA_CAPTURE PROCESS_n:OSRT_BACKTRACE_DEPTH"},
+    {"OsrtConfig", "unwinder_path", "META_DATA_CAPTURE PROCESS_n:OSRT_BACKTRACE_UNWINDER"},
 };
 
 }  // namespace gt::exporter

@@ -393,6 +393,24 @@ constexpr TableDef kTables[] = {
   callchainId  INTEGER NOT NULL,
   argumentsId  INTEGER NOT NULL
 ))sql"},
+    // Stacks of OS runtime calls (--osrt-backtrace-threshold); OSRT_API.callchainId -> id (0: no stack),
+    // stackDepth 0 = the innermost frame. Source: the real 3.24.0 export (the 3.25.0 sample has no
+    // OSRT data, nsys exports lazily); same shape as CUDA_CALLCHAINS plus kernelMode, thumbCode,
+    // specialEntry and unwindMethod.
+    {"OSRT_CALLCHAINS",
+     R"sql(CREATE TABLE OSRT_CALLCHAINS (
+  id           INTEGER NOT NULL,
+  symbol       INTEGER NOT NULL,
+  module       INTEGER NOT NULL,
+  kernelMode   INTEGER,
+  thumbCode    INTEGER,
+  unresolved   INTEGER,
+  specialEntry INTEGER,
+  originalIP   INTEGER,
+  unwindMethod INTEGER,
+  stackDepth   INTEGER NOT NULL,
+  PRIMARY KEY (id, stackDepth)
+))sql"},
 
     // ---- 3. Documentation only (no public real export contains them). ----
     // CUDA API backtraces; CUPTI_ACTIVITY_KIND_RUNTIME.callchainId -> id, stackDepth 0 = innermost frame.
