@@ -50,7 +50,6 @@ struct Tracer {
   bool enable_failure_reported = false;
   // Drain thread.
   StackDecoder decoder{&NameOf};
-  ModuleMap modules;
   uint64_t config_session = 0;
   uint64_t loss_base_nesting = 0, loss_base_unwind = 0;
   uint64_t last_loss_check_ns = 0;
@@ -113,7 +112,7 @@ void EmitHook(ChunkBuilder* chunk, uint64_t session_id) {
     CaptureLossTotals(&t->loss_base_nesting, &t->loss_base_unwind);  // a forked child starts from here
     t->last_loss_check_ns = now;
   }
-  t->modules.Emit(chunk, session_id, StreamNow());  // load times go to the stream
+  EmitProcessModules(chunk, session_id);  // shared with CPU sampling (module_map.h)
   if (now - t->last_loss_check_ns < kLossReportIntervalNs)
     return;
   t->last_loss_check_ns = now;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "collector/clock.h"
 #include "inject/callstack/callstack_fields.h"
 
 namespace gt::callstack {
@@ -182,6 +183,11 @@ void ModuleMap::Emit(ChunkBuilder* chunk, uint64_t session_id, uint64_t now_ns) 
     w.EndNested();
   }
   known_.swap(next);
+}
+
+void EmitProcessModules(ChunkBuilder* chunk, uint64_t session_id) {
+  static ModuleMap* map = new ModuleMap();  // never freed: no destructor runs at exit; drain thread only
+  map->Emit(chunk, session_id, StreamNow());  // load times go to the stream
 }
 
 }  // namespace gt::callstack

@@ -51,4 +51,9 @@ class ModuleMap {
   std::map<std::pair<uint64_t, std::string>, uint64_t> known_;  // (start, path) -> module id
 };
 
+// The process's one ModuleMap, shared by every source that records addresses (CUDA call stacks,
+// CPU sampling): each drain cycle's first caller announces the changes, later callers find none, so
+// module ids stay unique in the stream. Drain thread only.
+void EmitProcessModules(ChunkBuilder* chunk, uint64_t session_id);
+
 }  // namespace gt::callstack

@@ -1,0 +1,80 @@
+// A program that burns CPU in known functions, for the CPU-sampling tests and benchmark
+// (tests/sampling/, bench/cpu_sampling/). Built with frame pointers and without inlining, so the
+// kernel's frame-pointer walk sees main -> burn_a / burn_b.
+//
+//   cpu_burn [total_ms] [worker_ms]
+// The main thread alternates burn_a for 7 ms and burn_b for 3 ms of its own CPU time (70 % / 30 %)
+// until it has used total_ms (default 1000) of CPU. With worker_ms > 0 it first starts a thread
+// (named "burn-worker") that burns worker_ms of CPU time in worker_c — a thread created after the
+// session started, which the sampler must pick up. Prints "done" and the main thread's CPU ms.
+#include <pthread.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+volatile unsigned long g_sink = 0;
+
+long ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+// Spins until this thread's CPU clock reached `until_ns`. The clock is read every ~20 us of work,
+// so nearly every sample lands in the caller's own loop, not in clock_gettime.
+__attribute__((noinline)) void Spin(long until_ns, unsigned long seed) {
+  unsigned long x = seed;
+  while (ThreadCpuNs() < until_ns) {
+    for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+    g_sink = x;
+  }
+}
+
+}  // namespace
+
+extern "C" __attribute__((noinline)) void burn_a(long ns) {
+  long until = ThreadCpuNs() + ns;
+  unsigned long x = 1;
+  while (ThreadCpuNs() < until) {
+    for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+    g_sink = x;
+  }
+}
+
+extern "C" __attribute__((noinline)) void burn_b(long ns) {
+  long until = ThreadCpuNs() + ns;
+  unsigned long x = 2;
+  while (ThreadCpuNs() < until) {
+    for (int i = 0; i < 20000; ++i) x = x * 2862933555777941757ul + 3037000493ul;
+    g_sink = x;
+  }
+}
+
+extern "C" __attribute__((noinline)) void worker_c(long ns) { Spin(ThreadCpuNs() + ns, 3); }
+
+namespace {
+void* Worker(void* arg) {
+  pthread_setname_np(pthread_self(), "burn-worker");
+  worker_c(*static_cast<long*>(arg));
+  return nullptr;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  long total_ms = argc > 1 ? atol(argv[1]) : 1000;
+  long worker_ms = argc > 2 ? atol(argv[2]) : 0;
+  pthread_t worker{};
+  long worker_ns = worker_ms * 1000000L;
+  if (worker_ms > 0) pthread_create(&worker, nullptr, Worker, &worker_ns);
+  long start = ThreadCpuNs();
+  for (long done = 0; done < total_ms; done += 10) {
+    burn_a(7000000L);
+    burn_b(3000000L);
+  }
+  if (worker_ms > 0) pthread_join(worker, nullptr);
+  std::printf("done %ld\n", (ThreadCpuNs() - start) / 1000000L);
+  return 0;
+}
