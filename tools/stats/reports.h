@@ -23,6 +23,8 @@ gt::Status BuildNcclSum(Database& db, Table* table);  // gtrace's own (nccl_repo
 gt::Status BuildCudaApiCallers(Database& db, Table* table);  // gtrace's own (callstack_reports.cc)
 gt::Status BuildGpuMetricsSum(Database& db, Table* table);  // gtrace's own (gpu_metrics_reports.cc)
 gt::Status BuildOsrtSum(Database& db, Table* table);        // osrt_reports.cc
+gt::Status BuildCpuSamplesBottomUp(Database& db, Table* table);  // gtrace's own (sampling_reports.cc)
+gt::Status BuildCpuSamplesTopDown(Database& db, Table* table);   // gtrace's own (sampling_reports.cc)
 
 // "report R: no TABLE table in FILE — HINT".
 gt::Status MissingTable(const Database& db, const Table& table, std::string_view missing, std::string_view hint);
