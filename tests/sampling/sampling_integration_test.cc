@@ -220,6 +220,41 @@ TEST(SamplingKnown, TickStreamPlacesSamplesInsideTheLoop) {
             *db.Int(LeafCount(kMainThread, "burn_a")) + *db.Int(LeafCount(kMainThread, "burn_b")));
 }
 
+// Two sampled processes merged into one database (the multi-stream export, db_merge.cc): every
+// sample keeps its own id and its own stack, and the thread-state enum is there.
+TEST(SamplingMerge, TwoProcessesInOneDatabase) {
+  if (std::string why = PerfRefusal(); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir);
+  o.preload = true;
+  o.env["GTRACE_TRACE"] = "none";
+  o.env["GTRACE_SAMPLE"] = "process-tree";
+  for (int i = 0; i < 2; ++i) {
+    RunResult run = RunProgram({test::SamplePath("cpu_burn"), "200"}, o);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 2u);
+  std::string path = dir.File("merged.sqlite");
+  std::vector<std::string> cmd = {test::CliPath(), "export", "-o", path};
+  cmd.insert(cmd.end(), streams.begin(), streams.end());
+  RunResult ex = RunProgram(cmd);
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  Db db(path);
+  ASSERT_TRUE(db.ok()) << db.error();
+  EXPECT_EQ(*db.Int("SELECT count(DISTINCT (globalTid >> 24) & 16777215) FROM COMPOSITE_EVENTS"), 2);
+  EXPECT_EQ(*db.Int("SELECT count(*) - count(DISTINCT id) FROM COMPOSITE_EVENTS"), 0);
+  EXPECT_GE(*db.Int("SELECT min(n) FROM (SELECT count(*) AS n FROM COMPOSITE_EVENTS GROUP BY globalTid)"), 180);
+  // Nearly every sample's leaf is a burner (a rare one lands in clock_gettime or the loader), and
+  // no sample has two depth-0 frames (the ids of the two processes did not collide).
+  EXPECT_GE(*db.Int("SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id AND "
+                    "c.stackDepth = 0 JOIN StringIds s ON s.id = c.symbol WHERE s.value LIKE 'burn_%'"),
+            *db.Int("SELECT count(*) FROM COMPOSITE_EVENTS") * 97 / 100);
+  EXPECT_EQ(*db.Int("SELECT count(*) FROM SAMPLING_CALLCHAINS WHERE stackDepth = 0"),
+            *db.Int("SELECT count(*) FROM COMPOSITE_EVENTS"));
+  EXPECT_EQ(*db.Int("SELECT count(*) FROM ENUM_SAMPLING_THREAD_STATE"), 11);
+}
+
 // A container's seccomp profile refuses perf_event_open: one line, the run goes on, no samples.
 TEST(SamplingRefused, OneLineAndTheRunGoesOn) {
   TempDir dir;

@@ -67,6 +67,7 @@ struct SourceMap {
   bool gpus_identity = true;  // every GPU id of this source keeps its number
   bool device_is_gpu = true;  // deviceId columns hold GPU ids (GTRACE_DEVICES present), not ordinals
   int64_t callchain_base = 0;
+  int64_t sample_base = 0;  // COMPOSITE_EVENTS.id offset
   // Process transforms: old globalPid -> new correction applied to (t + shift).
   struct TimeMap {
     int64_t shift = 0;
@@ -452,6 +453,9 @@ class Merger {
         case ColumnKind::kCallchainId:
           e = m.callchain_base == 0 ? q : "(" + q + " + " + std::to_string(m.callchain_base) + ")";
           break;
+        case ColumnKind::kSampleId:
+          e = m.sample_base == 0 ? q : "(" + q + " + " + std::to_string(m.sample_base) + ")";
+          break;
         case ColumnKind::kGpuId:
           if (!m.device_is_gpu && c != "gpuId" && c != "id" && has_gpid) {
             // Databases of gtrace before GTRACE_DEVICES: deviceId columns hold the process's CUDA
@@ -496,6 +500,22 @@ class Merger {
                    [&](sqlite3_stmt* q) { m.callchain_base = sqlite3_column_int64(q, 0); });
       if (!st.ok())
         return st;
+    }
+    bool has_samples = false;
+    for (const auto& [name, sql] : s.tables)
+      has_samples |= name == "COMPOSITE_EVENTS";
+    m.sample_base = 0;
+    if (has_samples && created_.count("COMPOSITE_EVENTS") != 0) {
+      st = ForEach(db_.handle(), "SELECT coalesce(max(id) + 1, 0) FROM main.COMPOSITE_EVENTS",
+                   [&](sqlite3_stmt* q) { m.sample_base = sqlite3_column_int64(q, 0); });
+      if (!st.ok())
+        return st;
+    }
+    if (has_samples && created_.count("ENUM_SAMPLING_THREAD_STATE") == 0) {
+      // ENUM_* tables are skipped per source (written once); this one only exists with samples.
+      if (!(st = nsys::WriteEnumTable(db_.handle(), nsys::SamplingThreadStateEnum())).ok())
+        return st;
+      created_.insert("ENUM_SAMPLING_THREAD_STATE");
     }
     m.device_is_gpu = s.gpus.empty();
     for (const auto& [name, sql] : s.tables)
