@@ -57,14 +57,17 @@ Sampler* g_sampler = nullptr;
 // Tick rate measured at session start (2^-32 ticks per ns), before the drain thread has two pairs.
 std::atomic<uint64_t> g_start_rate_q32{1ull << 32};
 
-pid_t Gettid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+pid_t Gettid() {
+  return static_cast<pid_t>(syscall(SYS_gettid));
+}
 
 // gtrace's own threads (drain thread, GPU-metrics sampler) are named "gtrace-*": not sampled.
 bool IsGtraceThread(pid_t tid) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%d/comm", static_cast<int>(tid));
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0)
+    return false;
   char name[32] = {};
   ssize_t n = read(fd, name, sizeof(name) - 1);
   close(fd);
@@ -73,21 +76,29 @@ bool IsGtraceThread(pid_t tid) {
 
 const char* ErrnoName(int err) {
   switch (err) {
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENOSYS: return "ENOSYS";
-    case ENOENT: return "ENOENT";
-    case EOPNOTSUPP: return "EOPNOTSUPP";
-    default: return "error";
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case ENOSYS:
+      return "ENOSYS";
+    case ENOENT:
+      return "ENOENT";
+    case EOPNOTSUPP:
+      return "EOPNOTSUPP";
+    default:
+      return "error";
   }
 }
 
 void ListThreads(std::unordered_set<pid_t>* out) {
   out->clear();
   DIR* d = opendir("/proc/self/task");
-  if (d == nullptr) return;
+  if (d == nullptr)
+    return;
   while (dirent* e = readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
     out->insert(static_cast<pid_t>(atoi(e->d_name)));
   }
   closedir(d);
@@ -127,31 +138,46 @@ void Reset(Sampler* s, uint64_t session_id, const Config& config) {
 
 void UpdateClock(Sampler* s) {
   s->pair = ReadClockPair();
-  if (!StreamClockIsTicks()) return;
+  if (!StreamClockIsTicks())
+    return;
   uint64_t dm = s->pair.monotonic_ns - s->first_pair.monotonic_ns;
   if (dm >= kRateRefineAfterNs && s->pair.stream_ns > s->first_pair.stream_ns) {
-    s->rate_q32 = static_cast<uint64_t>((static_cast<unsigned __int128>(s->pair.stream_ns - s->first_pair.stream_ns)
-                                         << 32) / dm);
+    s->rate_q32 =
+        static_cast<uint64_t>((static_cast<unsigned __int128>(s->pair.stream_ns - s->first_pair.stream_ns) << 32) / dm);
   }
 }
 
 // Opens events for threads not seen yet; returns false when sampling was refused (switched off).
 bool OpenNewThreads(Sampler* s) {
   for (pid_t tid : s->listed) {
-    if (s->events.count(tid) != 0 || s->skipped.count(tid) != 0) continue;
+    if (s->events.count(tid) != 0 || s->skipped.count(tid) != 0)
+      continue;
     if (IsGtraceThread(tid)) {
       s->skipped.insert(tid);
       continue;
     }
     int err = 0;
-    PerfThreadEvent* e = PerfThreadEvent::Open(tid, s->period_ns, s->enabled, &err);
+    bool mapping_failed = false;
+    PerfThreadEvent* e = PerfThreadEvent::Open(tid, s->period_ns, s->enabled, &err, &mapping_failed);
     if (e != nullptr) {
       s->events.emplace(tid, std::unique_ptr<PerfThreadEvent>(e));
       continue;
     }
     s->skipped.insert(tid);
-    if (err == ESRCH) continue;  // the thread ended between the listing and the open
+    if (err == ESRCH)
+      continue;  // the thread ended between the listing and the open
     ++s->refused;
+    if (mapping_failed) {
+      // The event was allowed, its ring was not (locked-memory budget): this thread goes unsampled.
+      if (!s->other_error_reported) {
+        s->other_error_reported = true;
+        ReportDiagnostic(field::enums::kSeverityWarning, "sampling",
+                         std::string("CPU sampling: a thread's sample ring cannot be mapped (") + strerror(err) +
+                             "; perf_event_mlock_kb / RLIMIT_MEMLOCK): threads beyond this one are not sampled "
+                             "(counted in the stream)");
+      }
+      continue;
+    }
     if (err == EACCES || err == EPERM || err == ENOSYS || err == ENOENT || err == EOPNOTSUPP) {
       // perf_event_paranoid > 2, a seccomp profile (Docker's default refuses perf_event_open), or a
       // kernel without perf events: the run goes on without samples.
@@ -175,10 +201,12 @@ bool OpenNewThreads(Sampler* s) {
 }
 
 void WriteSample(Sampler* s, const PerfSample& p, ChunkBuilder* chunk) {
-  if (s->named.insert(static_cast<pid_t>(p.tid)).second) EmitThreadInfo(chunk, p.tid);  // reopens the chunk
+  if (s->named.insert(static_cast<pid_t>(p.tid)).second)
+    EmitThreadInfo(chunk, p.tid);  // reopens the chunk
   s->packed.clear();
   char buf[10];
-  for (uint32_t i = 0; i < p.ip_count; ++i) s->packed.append(buf, ProtoWriter::EncodeVarint(p.ips[i], buf));
+  for (uint32_t i = 0; i < p.ip_count; ++i)
+    s->packed.append(buf, ProtoWriter::EncodeVarint(p.ips[i], buf));
   uint64_t ts = MonotonicToStream(p.time_ns, s->pair.stream_ns, s->pair.monotonic_ns, s->rate_q32);
   namespace f = field::cpu_sample;
   ProtoWriter& w = chunk->body();
@@ -187,7 +215,8 @@ void WriteSample(Sampler* s, const PerfSample& p, ChunkBuilder* chunk) {
   w.Varint(f::kTid, p.tid);
   w.VarintIfNonZero(f::kCpu, p.cpu);
   w.VarintIfNonZero(f::kPeriodNs, p.period_ns);
-  if (!s->packed.empty()) w.Bytes(f::kIps, s->packed.data(), s->packed.size());  // packed repeated uint64
+  if (!s->packed.empty())
+    w.Bytes(f::kIps, s->packed.data(), s->packed.size());  // packed repeated uint64
   w.Varint(f::kThreadState, kThreadStateRunning);
   w.EndNested();
   chunk->CountRecord();
@@ -212,14 +241,17 @@ void WriteLosses(Sampler* s, ChunkBuilder* chunk) {
 // Drain thread, every cycle (also the final one at exit).
 void Emit(ChunkBuilder* chunk, uint64_t session_id) {
   const Config* config = SessionConfig();
-  if (config == nullptr || !config->sample_cpu) return;
+  if (config == nullptr || !config->sample_cpu)
+    return;
   Sampler* s = g_sampler;
-  if (s == nullptr) s = g_sampler = new Sampler();
+  if (s == nullptr)
+    s = g_sampler = new Sampler();
   if (s->session_id != session_id || s->pid != getpid()) {
     Reset(s, session_id, *config);
     WriteConfig(*config, s, chunk);
   }
-  if (s->off) return;
+  if (s->off)
+    return;
   // Modules first: every sample read below was taken before this scan, so the modules its
   // addresses point into are announced (shared with the CUDA call stacks, module_map.h).
   callstack::EmitProcessModules(chunk, session_id);
@@ -227,10 +259,12 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
   bool enabled = IsEnabled(kSourceSampling);
   if (enabled != s->enabled) {  // a capture window opened or closed
     s->enabled = enabled;
-    for (auto& [tid, e] : s->events) e->SetEnabled(enabled);
+    for (auto& [tid, e] : s->events)
+      e->SetEnabled(enabled);
   }
   ListThreads(&s->listed);
-  if (!OpenNewThreads(s)) return;
+  if (!OpenNewThreads(s))
+    return;
   PerfReadCounts counts;
   for (auto it = s->events.begin(); it != s->events.end();) {
     it->second->Read(&counts, [&](const PerfSample& p) { WriteSample(s, p, chunk); });
@@ -248,22 +282,24 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
 
 uint64_t MeasureTickRateQ32() {
   uint64_t t0 = ReadTicks(), n0 = NowNs(), n1 = n0;
-  while (n1 - n0 < 2000000) n1 = NowNs();
+  while (n1 - n0 < 2000000)
+    n1 = NowNs();
   uint64_t t1 = ReadTicks();
-  if (t1 <= t0) return 1ull << 32;
+  if (t1 <= t0)
+    return 1ull << 32;
   return static_cast<uint64_t>((static_cast<unsigned __int128>(t1 - t0) << 32) / (n1 - n0));
 }
 
 // The thread that starts the session: on a tick stream, the tick rate for the first 100 ms (2 ms
 // of spinning, as OS runtime tracing does for its threshold); later the drain thread refines it.
 void OnSessionStart(const Config& config, uint64_t /*session_id*/) {
-  if (config.sample_cpu && StreamClockIsTicks()) g_start_rate_q32.store(MeasureTickRateQ32(), std::memory_order_relaxed);
+  if (config.sample_cpu && StreamClockIsTicks())
+    g_start_rate_q32.store(MeasureTickRateQ32(), std::memory_order_relaxed);
 }
 
 }  // namespace
 
-uint64_t MonotonicToStream(uint64_t monotonic_ns, uint64_t pair_stream, uint64_t pair_monotonic_ns,
-                           uint64_t rate_q32) {
+uint64_t MonotonicToStream(uint64_t monotonic_ns, uint64_t pair_stream, uint64_t pair_monotonic_ns, uint64_t rate_q32) {
   if (monotonic_ns >= pair_monotonic_ns) {
     return pair_stream +
            static_cast<uint64_t>((static_cast<unsigned __int128>(monotonic_ns - pair_monotonic_ns) * rate_q32) >> 32);
@@ -275,7 +311,8 @@ uint64_t MonotonicToStream(uint64_t monotonic_ns, uint64_t pair_stream, uint64_t
 
 void Register() {
   static std::atomic<bool> done{false};
-  if (done.exchange(true)) return;
+  if (done.exchange(true))
+    return;
   RegisterEmitter(&Emit);
   RegisterSessionStartHook(&OnSessionStart);
 }
@@ -284,7 +321,8 @@ void StartIfWanted() {
   const char* v = getenv("GTRACE_SAMPLE");
   bool on = false;
   std::string error;
-  if (v == nullptr || !ParseSampleMode(v, &on, &error) || !on) return;
+  if (v == nullptr || !ParseSampleMode(v, &on, &error) || !on)
+    return;
   Register();
   EnsureSession(kSourceSampling);
 }

@@ -25,7 +25,6 @@ void StartIfWanted();
 
 // Monotonic ns -> stream clock, given a calibration pair (stream, monotonic) and the stream clock's
 // rate in units per ns scaled by 2^32 (1 << 32 for a monotonic stream). Exposed for tests.
-uint64_t MonotonicToStream(uint64_t monotonic_ns, uint64_t pair_stream, uint64_t pair_monotonic_ns,
-                           uint64_t rate_q32);
+uint64_t MonotonicToStream(uint64_t monotonic_ns, uint64_t pair_stream, uint64_t pair_monotonic_ns, uint64_t rate_q32);
 
 }  // namespace gt::sampling

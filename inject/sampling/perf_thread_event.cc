@@ -13,17 +13,20 @@
 namespace gt::sampling {
 namespace {
 
-// 16 data pages (64 KiB) per thread: at 1 kHz a sample of a 20-frame stack is ~220 bytes, so the ring
-// holds ~300 ms of one busy thread — the drain thread reads it every 10 ms, and a stall longer than
-// that loses samples (counted from PERF_RECORD_LOST), never blocks the thread.
-constexpr size_t kDataPages = 16;
+// 8 data pages (32 KiB) per thread: at 1 kHz a sample of a 20-frame stack is ~220 bytes, so the ring
+// holds ~150 ms of one busy thread — the drain thread reads it every 10 ms, and a stall longer than
+// that loses samples (counted from PERF_RECORD_LOST), never blocks the thread. Small because the
+// rings of all threads are locked memory: the kernel allows perf_event_mlock_kb (516 KiB) per CPU
+// and then RLIMIT_MEMLOCK, so ~30 threads fit on 2 CPUs before RLIMIT_MEMLOCK is used.
+constexpr size_t kDataPages = 8;
 
 constexpr uint64_t kSampleType =
     PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 
 }  // namespace
 
-PerfThreadEvent* PerfThreadEvent::Open(pid_t tid, uint64_t period_ns, bool enabled, int* err) {
+PerfThreadEvent* PerfThreadEvent::Open(pid_t tid, uint64_t period_ns, bool enabled, int* err, bool* mapping_failed) {
+  *mapping_failed = false;
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
@@ -53,6 +56,7 @@ PerfThreadEvent* PerfThreadEvent::Open(pid_t tid, uint64_t period_ns, bool enabl
   void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) {
     *err = errno;
+    *mapping_failed = true;
     close(fd);
     return nullptr;
   }
@@ -69,8 +73,10 @@ PerfThreadEvent* PerfThreadEvent::Open(pid_t tid, uint64_t period_ns, bool enabl
 }
 
 PerfThreadEvent::~PerfThreadEvent() {
-  if (map_ != nullptr) munmap(map_, map_bytes_);
-  if (fd_ >= 0) close(fd_);
+  if (map_ != nullptr)
+    munmap(map_, map_bytes_);
+  if (fd_ >= 0)
+    close(fd_);
 }
 
 void PerfThreadEvent::SetEnabled(bool on) {
@@ -90,7 +96,8 @@ bool PerfThreadEvent::Next(PerfSample* out, PerfReadCounts* counts) {
       uint64_t o = from % data_bytes_;
       size_t first = static_cast<size_t>(data_bytes_ - o) < n ? static_cast<size_t>(data_bytes_ - o) : n;
       std::memcpy(dst, data_ + o, first);
-      if (first < n) std::memcpy(static_cast<uint8_t*>(dst) + first, data_, n - first);
+      if (first < n)
+        std::memcpy(static_cast<uint8_t*>(dst) + first, data_, n - first);
     };
     copy(&h, tail_, sizeof(h));
     if (h.size < sizeof(h) || head_ - tail_ < h.size) {  // torn or corrupt: drop what is left
@@ -110,7 +117,8 @@ bool PerfThreadEvent::Next(PerfSample* out, PerfReadCounts* counts) {
       }
       continue;
     }
-    if (h.type != PERF_RECORD_SAMPLE) continue;
+    if (h.type != PERF_RECORD_SAMPLE)
+      continue;
     size_t body = h.size - sizeof(h);
     if (body > sizeof(scratch_) || body < 6 * sizeof(uint64_t)) {
       ++counts->malformed;
@@ -139,10 +147,12 @@ bool PerfThreadEvent::Next(PerfSample* out, PerfReadCounts* counts) {
     uint32_t n = 0;
     for (uint64_t i = 0; i < nr; ++i) {
       uint64_t a = p[6 + i];
-      if (a >= static_cast<uint64_t>(PERF_CONTEXT_MAX)) continue;
+      if (a >= static_cast<uint64_t>(PERF_CONTEXT_MAX))
+        continue;
       frames[n++] = a;
     }
-    if (n == 0 && ip != 0) frames[n++] = ip;  // no callchain (e.g. the walk failed at once): the IP alone
+    if (n == 0 && ip != 0)
+      frames[n++] = ip;  // no callchain (e.g. the walk failed at once): the IP alone
     out->ips = frames;
     out->ip_count = n;
     return true;

@@ -10,8 +10,8 @@
 // sampler's thread table. Not copyable; movable only through unique_ptr.
 #pragma once
 
-#include <cstdint>
 #include <sys/types.h>
+#include <cstdint>
 
 namespace gt::sampling {
 
@@ -20,8 +20,8 @@ namespace gt::sampling {
 struct PerfSample {
   uint32_t tid = 0;
   uint32_t cpu = 0;
-  uint64_t time_ns = 0;    // CLOCK_MONOTONIC
-  uint64_t period_ns = 0;  // cpu-clock count this sample stands for
+  uint64_t time_ns = 0;           // CLOCK_MONOTONIC
+  uint64_t period_ns = 0;         // cpu-clock count this sample stands for
   const uint64_t* ips = nullptr;  // user frames, innermost first (context markers removed)
   uint32_t ip_count = 0;
 };
@@ -39,7 +39,9 @@ class PerfThreadEvent {
   // Opens the event for thread `tid` of this process; `enabled` false opens it disabled (capture
   // window closed). Returns nullptr with *err = errno on failure (EACCES/EPERM: perf_event_paranoid
   // or seccomp; ESRCH: the thread is gone).
-  static PerfThreadEvent* Open(pid_t tid, uint64_t period_ns, bool enabled, int* err);
+  // *mapping_failed tells a refused ring (mmap: the per-user perf_event_mlock_kb budget and
+  // RLIMIT_MEMLOCK exhausted by many threads) from a refused event.
+  static PerfThreadEvent* Open(pid_t tid, uint64_t period_ns, bool enabled, int* err, bool* mapping_failed);
   ~PerfThreadEvent();
   PerfThreadEvent(const PerfThreadEvent&) = delete;
   PerfThreadEvent& operator=(const PerfThreadEvent&) = delete;
@@ -48,7 +50,8 @@ class PerfThreadEvent {
   template <typename Fn>
   void Read(PerfReadCounts* counts, Fn&& fn) {
     PerfSample s;
-    while (Next(&s, counts)) fn(s);
+    while (Next(&s, counts))
+      fn(s);
     Release();
   }
   void SetEnabled(bool on);

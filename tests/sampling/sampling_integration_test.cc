@@ -64,7 +64,8 @@ SampledRun SampleAndExport(const TempDir& dir, std::vector<std::string> argv, st
   o.preload = true;
   o.env["GTRACE_TRACE"] = "none";
   o.env["GTRACE_SAMPLE"] = "process-tree";
-  for (auto& [k, v] : env) o.env[k] = v;
+  for (auto& [k, v] : env)
+    o.env[k] = v;
   r.run = RunProgram(argv, o);
   std::istringstream out(r.run.out);
   std::string word;
@@ -82,13 +83,15 @@ SampledRun SampleAndExport(const TempDir& dir, std::vector<std::string> argv, st
 // Per-thread leaf functions: "thread|function|samples".
 constexpr char kMainThread[] = "(e.globalTid & 16777215) = ((e.globalTid >> 24) & 16777215)";
 std::string LeafCount(const char* thread_cond, const char* function) {
-  return std::string("SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id AND "
-                     "c.stackDepth = 0 JOIN StringIds s ON s.id = c.symbol WHERE ") +
+  return std::string(
+             "SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id AND "
+             "c.stackDepth = 0 JOIN StringIds s ON s.id = c.symbol WHERE ") +
          thread_cond + " AND s.value LIKE '" + function + " at %'";
 }
 
 TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
-  if (std::string why = PerfRefusal(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = PerfRefusal(); !why.empty())
+    GTEST_SKIP() << why;
   TempDir dir;
   SampledRun r = SampleAndExport(dir, {test::SamplePath("cpu_burn"), "1000", "200"}, {});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
@@ -118,8 +121,8 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
   int64_t zero = *db.Int("SELECT systemClockNs FROM TARGET_INFO_SESSION_START_TIME");
   EXPECT_EQ(*db.Int(std::string("SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id "
                                 "AND c.stackDepth = 0 JOIN StringIds s ON s.id = c.symbol WHERE ") +
-                    kMainThread + " AND s.value LIKE 'burn_%' AND e.start + " + std::to_string(zero) +
-                    " BETWEEN " + std::to_string(r.loop_start_ns) + " AND " + std::to_string(r.loop_end_ns)),
+                    kMainThread + " AND s.value LIKE 'burn_%' AND e.start + " + std::to_string(zero) + " BETWEEN " +
+                    std::to_string(r.loop_start_ns) + " AND " + std::to_string(r.loop_end_ns)),
             a + b);
 
   // The worker started after the session: sampled from its first drain cycle on, in worker_c.
@@ -155,10 +158,12 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
   ASSERT_EQ(rep.exit_code, 0) << rep.err;
   std::vector<std::string> lines;
   std::istringstream in(rep.out);
-  for (std::string l; std::getline(in, l);) lines.push_back(std::regex_replace(l, std::regex(" +$"), ""));
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(std::regex_replace(l, std::regex(" +$"), ""));
   auto header_at = [&](const std::string& title) {
     for (size_t i = 0; i < lines.size(); ++i)
-      if (lines[i].find(title) != std::string::npos) return i + 2;
+      if (lines[i].find(title) != std::string::npos)
+        return i + 2;
     return lines.size();
   };
   auto cells = [](const std::string& line) {
@@ -171,8 +176,8 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
   };
   size_t bu = header_at("** CPU Samples Bottom-Up (cpu_samples_bottomup):");
   ASSERT_LT(bu + 4, lines.size()) << rep.out;
-  EXPECT_EQ(cells(lines[bu]), (std::vector<std::string>{"Self (%)", "Self Samples", "Total (%)", "Total Samples",
-                                                        "Function", "Module"}));
+  EXPECT_EQ(cells(lines[bu]),
+            (std::vector<std::string>{"Self (%)", "Self Samples", "Total (%)", "Total Samples", "Function", "Module"}));
   std::vector<std::string> row1 = cells(lines[bu + 2]), row2 = cells(lines[bu + 3]), row3 = cells(lines[bu + 4]);
   ASSERT_EQ(row1.size(), 6u);
   EXPECT_EQ(row1[1], std::to_string(a));
@@ -191,9 +196,12 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
     std::vector<std::string> c = cells(lines[i]);
     std::string fn = lines[i].substr(lines[i].find(c[2]) + c[2].size());
     fn = std::regex_replace(fn, std::regex("^  "), "");  // the column gap
-    if (c.size() == 5 && c[3] == "main") main_seen = fn.rfind("  main", 0) == 0;
-    if (c.size() == 5 && c[3] == "burn_a") a_seen = fn.rfind("    burn_a", 0) == 0 && c[2] == std::to_string(a);
-    if (c.size() == 5 && c[3] == "burn_b") b_seen = fn.rfind("    burn_b", 0) == 0 && c[2] == std::to_string(b);
+    if (c.size() == 5 && c[3] == "main")
+      main_seen = fn.rfind("  main", 0) == 0;
+    if (c.size() == 5 && c[3] == "burn_a")
+      a_seen = fn.rfind("    burn_a", 0) == 0 && c[2] == std::to_string(a);
+    if (c.size() == 5 && c[3] == "burn_b")
+      b_seen = fn.rfind("    burn_b", 0) == 0 && c[2] == std::to_string(b);
   }
   EXPECT_TRUE(main_seen && a_seen && b_seen) << rep.out;
 }
@@ -201,11 +209,13 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
 // GTRACE_CLOCK=tsc: the samples' CLOCK_MONOTONIC times are converted to ticks in the library and back
 // by the reader; they must still land inside the loop.
 TEST(SamplingKnown, TickStreamPlacesSamplesInsideTheLoop) {
-  if (std::string why = PerfRefusal(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = PerfRefusal(); !why.empty())
+    GTEST_SKIP() << why;
   TempDir dir;
   SampledRun r = SampleAndExport(dir, {test::SamplePath("cpu_burn"), "300"}, {{"GTRACE_CLOCK", "tsc"}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
-  if (r.run.err.find("gtrace:") != std::string::npos) GTEST_SKIP() << "no usable tick counter here: " << r.run.err;
+  if (r.run.err.find("gtrace:") != std::string::npos)
+    GTEST_SKIP() << "no usable tick counter here: " << r.run.err;
   Db db(r.db);
   ASSERT_TRUE(db.ok()) << db.error();
   int64_t n = *db.Int("SELECT count(*) FROM COMPOSITE_EVENTS e WHERE " + std::string(kMainThread));
@@ -214,16 +224,16 @@ TEST(SamplingKnown, TickStreamPlacesSamplesInsideTheLoop) {
   // 100 us of slack for the tick <-> monotonic conversion at both ends.
   EXPECT_EQ(*db.Int(std::string("SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id "
                                 "AND c.stackDepth = 0 JOIN StringIds s ON s.id = c.symbol WHERE ") +
-                    kMainThread + " AND s.value LIKE 'burn_%' AND e.start + " + std::to_string(zero) +
-                    " BETWEEN " + std::to_string(r.loop_start_ns - 100000) + " AND " +
-                    std::to_string(r.loop_end_ns + 100000)),
+                    kMainThread + " AND s.value LIKE 'burn_%' AND e.start + " + std::to_string(zero) + " BETWEEN " +
+                    std::to_string(r.loop_start_ns - 100000) + " AND " + std::to_string(r.loop_end_ns + 100000)),
             *db.Int(LeafCount(kMainThread, "burn_a")) + *db.Int(LeafCount(kMainThread, "burn_b")));
 }
 
 // Two sampled processes merged into one database (the multi-stream export, db_merge.cc): every
 // sample keeps its own id and its own stack, and the thread-state enum is there.
 TEST(SamplingMerge, TwoProcessesInOneDatabase) {
-  if (std::string why = PerfRefusal(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = PerfRefusal(); !why.empty())
+    GTEST_SKIP() << why;
   TempDir dir;
   RunOptions o = test::TracedRun(dir);
   o.preload = true;

@@ -64,15 +64,18 @@ TEST(SamplingFields, MatchDescriptorAndMap) {
   int in_range = 0;
   for (int i = 0; i < chunk->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = chunk->field(i);
-    if (f->number() < 160 || f->number() > 179) continue;
+    if (f->number() < 160 || f->number() > 179)
+      continue;
     ++in_range;
     EXPECT_TRUE(Checked()["Chunk"].count(f->name())) << "Chunk." << f->name() << " (sampling range) has no constant";
   }
   EXPECT_EQ(in_range, 3);
   std::set<std::pair<std::string, std::string>> mapped;
-  for (const auto& d : exporter::kSamplingFieldMap) mapped.insert({d.message, d.field});
-  for (const google::protobuf::Descriptor* d : {schema::CpuSamplingConfig::descriptor(), schema::CpuSample::descriptor(),
-                                                schema::CpuSamplingLoss::descriptor()}) {
+  for (const auto& d : exporter::kSamplingFieldMap)
+    mapped.insert({d.message, d.field});
+  for (const google::protobuf::Descriptor* d :
+       {schema::CpuSamplingConfig::descriptor(), schema::CpuSample::descriptor(),
+        schema::CpuSamplingLoss::descriptor()}) {
     for (int i = 0; i < d->field_count(); ++i) {
       EXPECT_TRUE(Checked()[d->name()].count(d->field(i)->name())) << d->name() << "." << d->field(i)->name();
       EXPECT_TRUE(mapped.count({d->name(), d->field(i)->name()}))
@@ -91,9 +94,11 @@ const char* FakeGetenv(const char* name) {
 Config Load(std::map<std::string, std::string> env) {
   g_env = &env;
   std::vector<std::string> storage;
-  for (auto& [k, v] : env) storage.push_back(k + "=" + v);
+  for (auto& [k, v] : env)
+    storage.push_back(k + "=" + v);
   std::vector<char*> list;
-  for (auto& s : storage) list.push_back(s.data());
+  for (auto& s : storage)
+    list.push_back(s.data());
   list.push_back(nullptr);
   Config c = LoadConfig(FakeGetenv, list.data());
   g_env = nullptr;
@@ -155,7 +160,8 @@ __attribute__((noinline)) void BurnCpu(long ns) {
   volatile unsigned long sink = 0;
   unsigned long x = 1;
   while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+    for (int i = 0; i < 20000; ++i)
+      x = x * 6364136223846793005ul + 1442695040888963407ul;
     sink = x;
   }
   (void)sink;
@@ -166,8 +172,10 @@ __attribute__((noinline)) void BurnCpu(long ns) {
 TEST(PerfThreadEvent, ReadsSamplesOfThisThread) {
   pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   int err = 0;
-  sampling::PerfThreadEvent* e = sampling::PerfThreadEvent::Open(tid, 1000000, true, &err);
-  if (e == nullptr) GTEST_SKIP() << "perf_event_open refused here (errno " << err << "): CPU sampling is off";
+  bool mapping_failed = false;
+  sampling::PerfThreadEvent* e = sampling::PerfThreadEvent::Open(tid, 1000000, true, &err, &mapping_failed);
+  if (e == nullptr)
+    GTEST_SKIP() << "perf_event_open refused here (errno " << err << "): CPU sampling is off";
   timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   BurnCpu(200000000);

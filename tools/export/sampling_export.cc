@@ -74,13 +74,16 @@ class SamplingExport : public ExportModule {
     }
     for (const schema::ModuleUnload& u : chunk.module_unloads()) {
       auto it = module_index_.find(u.module_id());
-      if (it != module_index_.end()) modules_[it->second].unloaded_ns = u.ts_ns();
+      if (it != module_index_.end())
+        modules_[it->second].unloaded_ns = u.ts_ns();
     }
-    if (chunk.has_cpu_sampling_config() && !(st = Config(ctx, s, chunk.cpu_sampling_config())).ok()) return st;
+    if (chunk.has_cpu_sampling_config() && !(st = Config(ctx, s, chunk.cpu_sampling_config())).ok())
+      return st;
     uint64_t ts = chunk.base_ns();
     for (const schema::CpuSample& sample : chunk.cpu_samples()) {
       ts += static_cast<uint64_t>(sample.ts_delta_ns());
-      if (!(st = Sample(ctx, s, sample, ts)).ok()) return st;
+      if (!(st = Sample(ctx, s, sample, ts)).ok())
+        return st;
     }
     for (const schema::CpuSamplingLoss& l : chunk.cpu_sampling_losses()) {
       lost_ += l.lost_samples();
@@ -91,7 +94,8 @@ class SamplingExport : public ExportModule {
   }
 
   Status Finish(ExportContext& ctx) override {
-    for (const std::string& p : symbolizer_.problems()) ctx.Warn("CPU samples: " + p + "; its frames keep module+offset");
+    for (const std::string& p : symbolizer_.problems())
+      ctx.Warn("CPU samples: " + p + "; its frames keep module+offset");
     if (lost_ + refused_ + truncated_ > 0) {
       ctx.Warn("CPU samples: " + std::to_string(lost_) + " samples lost (a thread's kernel ring was full), " +
                std::to_string(refused_) + " threads could not be sampled, " + std::to_string(truncated_) +
@@ -104,7 +108,8 @@ class SamplingExport : public ExportModule {
   Status Config(ExportContext& ctx, StreamContext& s, const schema::CpuSamplingConfig& c) {
     Status st;
     Statement* ins = ctx.Insert("META_DATA_CAPTURE", "INSERT INTO META_DATA_CAPTURE (name, value) VALUES (?,?)", &st);
-    if (ins == nullptr) return st;
+    if (ins == nullptr)
+      return st;
     std::string value = c.sample() + " " + c.event() + " " + std::to_string(c.frequency_hz()) + " Hz";
     return ins->Text(1, "PROCESS_" + std::to_string(s.index) + ":CPU_SAMPLING").Text(2, value).Run();
   }
@@ -112,28 +117,35 @@ class SamplingExport : public ExportModule {
   Status Sample(ExportContext& ctx, StreamContext& s, const schema::CpuSample& sample, uint64_t ts_ns) {
     Status st;
     if (!enum_written_) {
-      if (!(st = nsys::WriteEnumTable(ctx.db().handle(), nsys::SamplingThreadStateEnum())).ok()) return st;
+      if (!(st = nsys::WriteEnumTable(ctx.db().handle(), nsys::SamplingThreadStateEnum())).ok())
+        return st;
       enum_written_ = true;
     }
-    if (!(st = ctx.EnsureTable("SAMPLING_CALLCHAINS")).ok()) return st;
+    if (!(st = ctx.EnsureTable("SAMPLING_CALLCHAINS")).ok())
+      return st;
     Statement* ev = ctx.Insert("COMPOSITE_EVENTS", kInsertEvent, &st);
-    if (ev == nullptr) return st;
+    if (ev == nullptr)
+      return st;
     int64_t id = next_id_++;
     int64_t start = s.ToSessionNs(ts_ns);
     ctx.NoteTime(start);
     ev->Int(1, id).Int(2, start).Int(3, sample.cpu()).Int(4, sample.thread_state()).Int(5, s.GlobalTid(sample.tid()));
     ev->Int(6, static_cast<int64_t>(sample.period_ns()));
-    if (!(st = ev->Run()).ok()) return st;
+    if (!(st = ev->Run()).ok())
+      return st;
     Statement* fr = ctx.Insert("SAMPLING_CALLCHAINS", kInsertFrame, &st);
-    if (fr == nullptr) return st;
+    if (fr == nullptr)
+      return st;
     for (int depth = 0; depth < sample.ips_size(); ++depth) {
       uint64_t address = sample.ips(depth);
       FrameRow r;
       // Depth 0 is the sampled instruction itself; the others are return addresses (looked up at -1).
-      if (!(st = Frame(ctx, address, ts_ns, depth != 0, &r)).ok()) return st;
+      if (!(st = Frame(ctx, address, ts_ns, depth != 0, &r)).ok())
+        return st;
       fr->Int(1, id).Int(2, r.symbol).Int(3, r.module).Int(4, r.unresolved ? 1 : 0);
       fr->Int(5, static_cast<int64_t>(address)).Int(6, depth);
-      if (!(st = fr->Run()).ok()) return st;
+      if (!(st = fr->Run()).ok())
+        return st;
     }
     return Status::Ok();
   }
@@ -145,8 +157,10 @@ class SamplingExport : public ExportModule {
     size_t fallback = kNoModule;
     for (size_t i = 0; i < modules_.size(); ++i) {
       const Module& m = modules_[i];
-      if (address < m.start || address >= m.end) continue;
-      if (m.loaded_ns <= ts_ns && (m.unloaded_ns == 0 || ts_ns < m.unloaded_ns)) return i;
+      if (address < m.start || address >= m.end)
+        continue;
+      if (m.loaded_ns <= ts_ns && (m.unloaded_ns == 0 || ts_ns < m.unloaded_ns))
+        return i;
       fallback = i;
     }
     return fallback;
@@ -167,7 +181,8 @@ class SamplingExport : public ExportModule {
       SymbolizedFrame f = symbolizer_.Lookup(m->path, m->build_id, address - m->load_bias, return_address);
       if (!f.function.empty()) {
         symbol = f.function;
-        if (!f.file.empty()) symbol += " at " + f.file + ":" + std::to_string(f.line);
+        if (!f.file.empty())
+          symbol += " at " + f.file + ":" + std::to_string(f.line);
         unresolved = false;
       } else {
         symbol = FileName(m->path) + "+" + Hex(address - m->load_bias);
@@ -177,8 +192,10 @@ class SamplingExport : public ExportModule {
     }
     Status st;
     FrameRow r;
-    if (!(st = ctx.StringId(symbol, &r.symbol)).ok()) return st;
-    if (!(st = ctx.StringId(module, &r.module)).ok()) return st;
+    if (!(st = ctx.StringId(symbol, &r.symbol)).ok())
+      return st;
+    if (!(st = ctx.StringId(module, &r.module)).ok())
+      return st;
     r.unresolved = unresolved;
     frames_.emplace(key, r);
     *row = r;

@@ -30,7 +30,8 @@ constexpr double kTopDownMinShare = 0.005;
 
 std::string FunctionOf(std::string symbol) {
   size_t at = symbol.rfind(" at ");
-  if (at != std::string::npos && symbol.find(':', at) != std::string::npos) symbol.resize(at);
+  if (at != std::string::npos && symbol.find(':', at) != std::string::npos)
+    symbol.resize(at);
   return symbol;
 }
 
@@ -46,9 +47,11 @@ gt::Status ForEachSample(Database& db, const Table& table, int64_t* samples, Fn&
     return MissingTable(db, table, "COMPOSITE_EVENTS", "was the run sampled (--sample=process-tree)?");
   Statement count;
   gt::Status status = db.Prepare("SELECT count(*) FROM COMPOSITE_EVENTS", &count);
-  if (!status.ok()) return status;
+  if (!status.ok())
+    return status;
   bool has_row = false;
-  if (!(status = count.Step(&has_row)).ok()) return status;
+  if (!(status = count.Step(&has_row)).ok())
+    return status;
   *samples = has_row ? count.Int(0) : 0;
   Statement statement;
   status = db.Prepare(
@@ -56,7 +59,8 @@ gt::Status ForEachSample(Database& db, const Table& table, int64_t* samples, Fn&
       "LEFT JOIN StringIds AS s ON s.id = c.symbol LEFT JOIN StringIds AS m ON m.id = c.module "
       "ORDER BY c.id, c.stackDepth",
       &statement);
-  if (!status.ok()) return status;
+  if (!status.ok())
+    return status;
   std::vector<Frame> stack;
   int64_t current = -1;
   while ((status = statement.Step(&has_row)).ok() && has_row) {
@@ -69,8 +73,10 @@ gt::Status ForEachSample(Database& db, const Table& table, int64_t* samples, Fn&
     stack.push_back({FunctionOf(statement.IsNull(1) ? "[unknown]" : std::string(statement.Text(1))),
                      statement.IsNull(2) ? std::string() : std::string(statement.Text(2))});
   }
-  if (!status.ok()) return status;
-  if (!stack.empty()) fn(stack);
+  if (!status.ok())
+    return status;
+  if (!stack.empty())
+    fn(stack);
   return gt::Status::Ok();
 }
 
@@ -91,8 +97,10 @@ void AddRows(const Node& node, const std::string& name, int depth, int64_t sampl
     if (static_cast<double>(child->total) >= kTopDownMinShare * static_cast<double>(samples))
       kids.push_back({&n, child.get()});
   }
-  std::stable_sort(kids.begin(), kids.end(), [](const auto& a, const auto& b) { return a.second->total > b.second->total; });
-  for (const auto& [n, child] : kids) AddRows(*child, *n, depth + 1, samples, table);
+  std::stable_sort(kids.begin(), kids.end(),
+                   [](const auto& a, const auto& b) { return a.second->total > b.second->total; });
+  for (const auto& [n, child] : kids)
+    AddRows(*child, *n, depth + 1, samples, table);
 }
 
 }  // namespace
@@ -111,19 +119,23 @@ gt::Status BuildCpuSamplesBottomUp(Database& db, Table* table) {
     ++leaf.self;
     seen.clear();
     for (const Frame& f : stack) {
-      if (!seen.insert(f.function).second) continue;
+      if (!seen.insert(f.function).second)
+        continue;
       Entry& e = functions[f.function];
       e.module = f.module;
       ++e.total;
     }
   });
-  if (!status.ok()) return status;
-  table->columns = {NumberColumn("Self (%)"), NumberColumn("Self Samples"), NumberColumn("Total (%)"),
-                    NumberColumn("Total Samples"), TextColumn("Function"), TextColumn("Module")};
+  if (!status.ok())
+    return status;
+  table->columns = {NumberColumn("Self (%)"),      NumberColumn("Self Samples"), NumberColumn("Total (%)"),
+                    NumberColumn("Total Samples"), TextColumn("Function"),       TextColumn("Module")};
   std::vector<std::pair<const std::string*, const Entry*>> rows;
-  for (const auto& [name, e] : functions) rows.push_back({&name, &e});
+  for (const auto& [name, e] : functions)
+    rows.push_back({&name, &e});
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    if (a.second->self != b.second->self) return a.second->self > b.second->self;
+    if (a.second->self != b.second->self)
+      return a.second->self > b.second->self;
     return a.second->total > b.second->total;
   });
   for (const auto& [name, e] : rows) {
@@ -150,7 +162,8 @@ gt::Status BuildCpuSamplesTopDown(Database& db, Table* table) {
     }
     ++node->self;
   });
-  if (!status.ok()) return status;
+  if (!status.ok())
+    return status;
   table->columns = {NumberColumn("Total (%)"), NumberColumn("Total Samples"), NumberColumn("Self Samples"),
                     TextColumn("Function"), TextColumn("Module")};
   AddRows(root, "", -1, samples, table);

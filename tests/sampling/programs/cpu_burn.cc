@@ -38,7 +38,8 @@ extern "C" __attribute__((noinline)) void burn_a(long ns) {
   long until = ThreadCpuNs() + ns;
   unsigned long x = 1;
   while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+    for (int i = 0; i < 20000; ++i)
+      x = x * 6364136223846793005ul + 1442695040888963407ul;
     g_sink = x;
   }
 }
@@ -47,7 +48,8 @@ extern "C" __attribute__((noinline)) void burn_b(long ns) {
   long until = ThreadCpuNs() + ns;
   unsigned long x = 2;
   while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i) x = x * 2862933555777941757ul + 3037000493ul;
+    for (int i = 0; i < 20000; ++i)
+      x = x * 2862933555777941757ul + 3037000493ul;
     g_sink = x;
   }
 }
@@ -56,7 +58,8 @@ extern "C" __attribute__((noinline)) void worker_c(long ns) {
   long until = ThreadCpuNs() + ns;
   unsigned long x = 3;
   while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i) x = x * 3935559000370003845ul + 2691343689449507681ul;
+    for (int i = 0; i < 20000; ++i)
+      x = x * 3935559000370003845ul + 2691343689449507681ul;
     g_sink = x;
   }
 }
@@ -74,7 +77,8 @@ int main(int argc, char** argv) {
   long worker_ms = argc > 2 ? atol(argv[2]) : 0;
   pthread_t worker{};
   long worker_ns = worker_ms * 1000000L;
-  if (worker_ms > 0) pthread_create(&worker, nullptr, Worker, &worker_ns);
+  if (worker_ms > 0)
+    pthread_create(&worker, nullptr, Worker, &worker_ns);
   long start = ThreadCpuNs();
   long loop_start_ns = MonotonicNs();
   for (long done = 0; done < total_ms; done += 10) {
@@ -82,7 +86,8 @@ int main(int argc, char** argv) {
     burn_b(3000000L);
   }
   long loop_end_ns = MonotonicNs();
-  if (worker_ms > 0) pthread_join(worker, nullptr);
+  if (worker_ms > 0)
+    pthread_join(worker, nullptr);
   // The main loop's CPU ms and its CLOCK_MONOTONIC bounds (the tests place the samples inside them).
   std::printf("done %ld loop %ld %ld\n", (ThreadCpuNs() - start) / 1000000L, loop_start_ns, loop_end_ns);
   return 0;

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
     std::perror("deny_perf_events: seccomp");
     return 3;
   }
-  if (const char* preload = getenv("DENY_PERF_PRELOAD")) setenv("LD_PRELOAD", preload, 1);
+  if (const char* preload = getenv("DENY_PERF_PRELOAD"))
+    setenv("LD_PRELOAD", preload, 1);
   execv(argv[1], argv + 1);
   std::perror("deny_perf_events: execv");
   return 4;
