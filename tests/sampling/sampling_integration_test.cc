@@ -190,18 +190,22 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
   ASSERT_LT(td, lines.size()) << rep.out;
   EXPECT_EQ(cells(lines[td]),
             (std::vector<std::string>{"Total (%)", "Total Samples", "Self Samples", "Function", "Module"}));
-  // "main" one level below its caller, the burners one below main, each with its own count.
+  // "main" one level below its caller, the burners one below main, each with its own count. The
+  // Function column is the 4th run of dashes under the header (headers are centred, text left-aligned).
+  std::vector<size_t> starts;
+  const std::string& dashes = lines[td + 1];
+  for (size_t i = 0; i < dashes.size(); ++i)
+    if (dashes[i] == '-' && (i == 0 || dashes[i - 1] == ' ')) starts.push_back(i);
+  ASSERT_EQ(starts.size(), 5u) << dashes;
+  size_t fn_at = starts[3], module_at = starts[4];
   bool main_seen = false, a_seen = false, b_seen = false;
   for (size_t i = td + 2; i < lines.size() && !lines[i].empty(); ++i) {
+    if (lines[i].size() < module_at) continue;
+    std::string fn = std::regex_replace(lines[i].substr(fn_at, module_at - fn_at), std::regex(" +$"), "");
     std::vector<std::string> c = cells(lines[i]);
-    std::string fn = lines[i].substr(lines[i].find(c[2]) + c[2].size());
-    fn = std::regex_replace(fn, std::regex("^  "), "");  // the column gap
-    if (c.size() == 5 && c[3] == "main")
-      main_seen = fn.rfind("  main", 0) == 0;
-    if (c.size() == 5 && c[3] == "burn_a")
-      a_seen = fn.rfind("    burn_a", 0) == 0 && c[2] == std::to_string(a);
-    if (c.size() == 5 && c[3] == "burn_b")
-      b_seen = fn.rfind("    burn_b", 0) == 0 && c[2] == std::to_string(b);
+    if (fn == "  main") main_seen = true;
+    if (fn == "    burn_a") a_seen = c.size() == 5 && c[2] == std::to_string(a);
+    if (fn == "    burn_b") b_seen = c.size() == 5 && c[2] == std::to_string(b);
   }
   EXPECT_TRUE(main_seen && a_seen && b_seen) << rep.out;
 }
