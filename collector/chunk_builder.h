@@ -45,7 +45,10 @@ class ChunkBuilder {
   uint64_t intern_misuse() const { return intern_misuse_; }
 
  private:
-  static constexpr size_t kMaxDeltaFields = 160;
+  // Every Chunk field number that carries a delta chain must be below this: DeltaNs of a larger
+  // number returns the offset from base_ns, which a reader that chains deltas (ConvertChunkTimes,
+  // the exporter) misreads. 256 covers the assigned ranges (CPU sampling uses 161).
+  static constexpr size_t kMaxDeltaFields = 256;
   StringInterner* interner_;
   ProtoWriter body_;
   std::string out_;

@@ -21,6 +21,8 @@ constexpr const char* kKnownVariables[] = {
     // OS runtime tracing (inject/osrt)
     "GTRACE_OSRT_THRESHOLD", "GTRACE_OSRT_BACKTRACE_THRESHOLD", "GTRACE_OSRT_BACKTRACE_DEPTH",
     "GTRACE_PYTHON_BACKTRACE", "GTRACE_LIBUNWIND_PATH",
+    // CPU sampling (inject/sampling)
+    "GTRACE_SAMPLE", "GTRACE_SAMPLING_FREQUENCY",
     // Set by the library itself / tests
     "GTRACE_LIBRARY_PATH",  "GTRACE_DISABLE",
 };
@@ -269,6 +271,48 @@ bool ParseTraceList(std::string_view text, uint32_t* mask, std::string* error, s
   return true;
 }
 
+namespace {
+// CPU sampling (nsys's --sample / --sampling-frequency; inject/sampling/). Like GPU metrics, asked
+// for by its own variables, not by GTRACE_TRACE.
+void LoadSamplingConfig(EnvGetter getenv_fn, Config* c) {
+  if (const char* v = getenv_fn("GTRACE_SAMPLE"); v != nullptr) {
+    std::string error;
+    if (ParseSampleMode(v, &c->sample_cpu, &error)) {
+      c->sample = std::string(Trim(v));
+    } else {
+      c->warnings.push_back("GTRACE_SAMPLE='" + std::string(v) + "': " + error + "; CPU sampling off");
+    }
+  }
+  uint64_t v64 = 0;
+  if (const char* v = getenv_fn("GTRACE_SAMPLING_FREQUENCY");
+      v != nullptr && ParseBounded("GTRACE_SAMPLING_FREQUENCY", v, kMinSamplingFrequencyHz, kMaxSamplingFrequencyHz,
+                                   &v64, &c->warnings)) {
+    c->sampling_frequency_hz = static_cast<uint32_t>(v64);
+  }
+  if (c->sample_cpu) c->sources |= kSourceSampling;
+}
+
+}  // namespace
+
+bool ParseSampleMode(std::string_view text, bool* on, std::string* error) {
+  text = Trim(text);
+  // "cpu" is nsys's older spelling of process-tree (`nsys profile -s cpu`).
+  if (text == "process-tree" || text == "cpu") {
+    *on = true;
+    return true;
+  }
+  if (text == "none") {
+    *on = false;
+    return true;
+  }
+  if (text == "system-wide") {
+    *error = "system-wide sampling needs root and is not implemented (use process-tree)";
+    return false;
+  }
+  *error = "not process-tree or none";
+  return false;
+}
+
 Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
   Config c;
   for (char** e = environ_list; e != nullptr && *e != nullptr; ++e) {
@@ -340,6 +384,7 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
   if (const char* v = getenv_fn("GTRACE_GPU_METRICS_RANGES"); v != nullptr && Trim(v) != "none" && !Trim(v).empty()) {
     c.sources |= kSourceGpuMetrics;
   }
+  LoadSamplingConfig(getenv_fn, &c);
   LoadCaptureConfig(getenv_fn, &c);
   if (c.thread_buffer_bytes == 0) {
     // The initial ring; rings under pressure grow within buffer_bytes (issue 20), so 512 KiB is

@@ -66,6 +66,12 @@ struct Config {
   bool osrt_backtrace = false;
   uint64_t osrt_backtrace_threshold_ns = 80000;
   uint32_t osrt_backtrace_depth = 24;
+  // CPU sampling (inject/sampling/): GTRACE_SAMPLE=process-tree|none (nsys's --sample; "cpu" is
+  // accepted as nsys's older name) and GTRACE_SAMPLING_FREQUENCY in Hz (nsys's
+  // --sampling-frequency: 100..8000, default 1000).
+  std::string sample = "none";
+  bool sample_cpu = false;
+  uint32_t sampling_frequency_hz = 1000;
   CaptureConfig capture;
   // GTRACE_CLOCK: the stream clock (collector/clock_source.h). monotonic by default until the TSC
   // path has been seen on a GPU; auto = the CPU's invariant tick counter where the kernel trusts
@@ -93,6 +99,11 @@ bool ParseCaptureRangeEnd(std::string_view text, CaptureRangeEnd* end, uint32_t*
 bool ParseNvtxCapture(std::string_view text, std::string* message, std::string* domain, bool* any_domain,
                       std::string* error);
 bool ParseSecondsNs(std::string_view text, uint64_t* ns, std::string* error);
+
+// GTRACE_SAMPLE / --sample: "process-tree" or "cpu" -> on, "none" -> off; anything else (also nsys's
+// root-only "system-wide") is an error.
+bool ParseSampleMode(std::string_view text, bool* on, std::string* error);
+inline constexpr uint64_t kMinSamplingFrequencyHz = 100, kMaxSamplingFrequencyHz = 8000;
 
 // Shared value parsers (also used by subsystems for their own variables).
 bool ParseUint64(std::string_view text, uint64_t* out);

@@ -12,6 +12,7 @@ enum SourceBit : uint32_t {
   kSourceGpuMetrics = 1u << 3,
   kSourceBacktrace = 1u << 4,
   kSourceOsrt = 1u << 5,  // OS runtime calls (-t osrt, inject/osrt/)
+  kSourceSampling = 1u << 6,  // CPU sampling (--sample, inject/sampling/): read by the drain thread only
 };
 
 }  // namespace gt

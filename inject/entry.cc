@@ -31,6 +31,7 @@
 #include "inject/metrics/gpu_metrics.h"
 #include "inject/nvtx/nvtx_hooks.h"
 #include "inject/osrt/osrt_tracer.h"
+#include "inject/sampling/cpu_sampler.h"
 
 namespace {
 
@@ -111,6 +112,7 @@ Fn PrimaryEntry(const char* name) {
 
 __attribute__((constructor)) void GtraceOnLoad() {
   if (Disabled()) return;
+  gt::sampling::Register();  // its drain-thread emitter, whichever source starts the session
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&GtraceOnLoad), &info) == 0 || info.dli_fname == nullptr) return;
   char self[4096];
@@ -131,6 +133,8 @@ __attribute__((constructor)) void GtraceOnLoad() {
   gt::capture::NoteLoadTime(gt::NowNs());
   // -t osrt: libc calls have no injection entry point that would start the session later.
   gt::osrt::StartIfWanted();
+  // --sample=process-tree: likewise, a process that only computes on the CPU is sampled too.
+  gt::sampling::StartIfWanted();
 }
 
 __attribute__((destructor)) void GtraceOnUnload() {

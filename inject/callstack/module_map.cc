@@ -187,11 +187,13 @@ void ModuleMap::Emit(ChunkBuilder* chunk, uint64_t session_id, uint64_t now_ns) 
   known_.swap(next);
 }
 
-namespace {
-void EmitModules(ChunkBuilder* chunk, uint64_t session_id) {
-  static ModuleMap* modules = new ModuleMap();  // drain thread only; never freed
-  modules->Emit(chunk, session_id, StreamNow());  // load times go to the stream
+void EmitProcessModules(ChunkBuilder* chunk, uint64_t session_id) {
+  static ModuleMap* map = new ModuleMap();  // never freed: no destructor runs at exit; drain thread only
+  map->Emit(chunk, session_id, StreamNow());  // load times go to the stream
 }
+
+namespace {
+void EmitModules(ChunkBuilder* chunk, uint64_t session_id) { EmitProcessModules(chunk, session_id); }
 }  // namespace
 
 void EnableModuleAnnouncements() {

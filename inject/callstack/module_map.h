@@ -52,8 +52,12 @@ class ModuleMap {
   std::map<std::pair<uint64_t, std::string>, uint64_t> known_;  // (start, path) -> module id
 };
 
-// Registers (once per process; any set-up thread) the drain-thread emitter that announces the
-// loaded modules every cycle, for the stacks recorded by CUDA or OS runtime backtraces.
+// The process's one ModuleMap, shared by every source that records addresses (CUDA call stacks,
+// CPU sampling): each drain cycle's first caller announces the changes, later callers find none, so
+// module ids stay unique in the stream. Drain thread only.
+void EmitProcessModules(ChunkBuilder* chunk, uint64_t session_id);
+// Registers (once per process; any set-up thread) a drain-thread emitter that calls
+// EmitProcessModules every cycle, for the stacks recorded by CUDA or OS runtime backtraces.
 void EnableModuleAnnouncements();
 
 }  // namespace gt::callstack

@@ -19,7 +19,8 @@ namespace {
 using testing::Column;
 using testing::Db;
 
-// Every table Tables() must hold, in order: 23 from the 3.25.0 export, 3 from 3.24.14, 2 from 3.24.0, 7 doc-only.
+// Every table Tables() must hold, in order: 23 from the 3.25.0 export, 3 from 3.24.14, 2 from 3.24.0, 7 doc-only,
+// 2 CPU-sampling tables from a 3.16.1 export.
 constexpr std::string_view kExpectedTables[] = {
     "StringIds",
     "ANALYSIS_FILE",
@@ -58,6 +59,8 @@ constexpr std::string_view kExpectedTables[] = {
     "CUDA_GPU_MEMORY_POOL_EVENTS",
     "MPI_RANKS",
     "TARGET_INFO_NVTX_CUDA_DEVICE",
+    "COMPOSITE_EVENTS",
+    "SAMPLING_CALLCHAINS",
 };
 
 // The first `n` entries of kExpectedTables, as strings (what the SQLite readers return).
@@ -84,7 +87,7 @@ TEST(nsysTablesTest, NamesUniqueAndNoEnumTables) {
     EXPECT_TRUE(seen.insert(std::string(table.name)).second) << "duplicate " << table.name;
     EXPECT_NE(table.name.substr(0, 5), "ENUM_") << table.name;
   }
-  EXPECT_EQ(seen.size(), 37u);
+  EXPECT_EQ(seen.size(), 39u);
 }
 
 // Each DDL runs on its own in a fresh database and creates exactly one table, the one it is listed under, with no
@@ -147,7 +150,8 @@ TEST(nsysTablesTest, CreateTableRejectsUnknownDuplicateAndNull) {
 }
 
 // nsys writes no indexes, triggers or views; the only index SQLite adds by itself is the one behind
-// CUDA_CALLCHAINS's and OSRT_CALLCHAINS's composite PRIMARY KEY (id, stackDepth), as in real exports.
+// CUDA_CALLCHAINS's, OSRT_CALLCHAINS's and SAMPLING_CALLCHAINS's composite PRIMARY KEY (id, stackDepth),
+// as in real exports.
 TEST(nsysTablesTest, FullSchemaHasNoIndexTriggerOrView) {
   Db db = testing::OpenMemory();
   ASSERT_NE(db, nullptr);
@@ -156,13 +160,14 @@ TEST(nsysTablesTest, FullSchemaHasNoIndexTriggerOrView) {
   for (const TableDef& table : Tables()) {
     ASSERT_TRUE(CreateTable(db.get(), table.name).ok()) << table.name;
   }
-  EXPECT_EQ(testing::SchemaNames(db.get(), "table").size(), 37u + 24u);
+  EXPECT_EQ(testing::SchemaNames(db.get(), "table").size(), 39u + 24u);
   EXPECT_TRUE(testing::SchemaNames(db.get(), "trigger").empty());
   EXPECT_TRUE(testing::SchemaNames(db.get(), "view").empty());
   EXPECT_EQ(testing::QueryInt(db.get(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"),
             0);
   EXPECT_EQ(testing::SchemaNames(db.get(), "index"),
-            (std::vector<std::string>{"sqlite_autoindex_OSRT_CALLCHAINS_1", "sqlite_autoindex_CUDA_CALLCHAINS_1"}));
+            (std::vector<std::string>{"sqlite_autoindex_OSRT_CALLCHAINS_1", "sqlite_autoindex_CUDA_CALLCHAINS_1",
+                                      "sqlite_autoindex_SAMPLING_CALLCHAINS_1"}));
 }
 
 // ---- Documentation-only tables: no real export has them, so their shape is pinned here as transcribed from the
@@ -198,6 +203,14 @@ TEST(nsysTablesTest, DocumentedTablesHaveDocumentedColumns) {
         Col(8, "localMemoryPoolReleaseThreshold", "INTEGER", 0), Col(9, "localMemoryPoolSize", "INTEGER", 0),
         Col(10, "localMemoryPoolUtilizedSize", "INTEGER", 0)}},
       {"MPI_RANKS", {Col(0, "globalTid", "INTEGER", 1), Col(1, "rank", "INTEGER", 1)}},
+      {"COMPOSITE_EVENTS",
+       {Col(0, "id", "INTEGER", 1, 1), Col(1, "start", "INTEGER", 1), Col(2, "cpu", "INTEGER", 0),
+        Col(3, "threadState", "INTEGER", 0), Col(4, "globalTid", "INTEGER", 0), Col(5, "cpuCycles", "INTEGER", 1)}},
+      {"SAMPLING_CALLCHAINS",
+       {Col(0, "id", "INTEGER", 1, 1), Col(1, "symbol", "INTEGER", 1), Col(2, "module", "INTEGER", 1),
+        Col(3, "kernelMode", "INTEGER", 0), Col(4, "thumbCode", "INTEGER", 0), Col(5, "unresolved", "INTEGER", 0),
+        Col(6, "specialEntry", "INTEGER", 0), Col(7, "originalIP", "INTEGER", 0), Col(8, "unwindMethod", "INTEGER", 0),
+        Col(9, "stackDepth", "INTEGER", 1, 2)}},
       {"TARGET_INFO_NVTX_CUDA_DEVICE",
        {Col(0, "name", "TEXT", 1), Col(1, "hwId", "INTEGER", 1), Col(2, "vmId", "INTEGER", 1),
         Col(3, "deviceId", "INTEGER", 1)}},
@@ -282,7 +295,8 @@ TEST(nsysTablesReferenceTest, TableInfoEqualsReference) {
   EXPECT_EQ(checked["CUDA_GRAPH_EVENTS"], testing::kFlameoxDb);
   for (const char* doc_only :
        {"CUDA_CALLCHAINS", "GPU_METRICS", "TARGET_INFO_GPU_METRICS", "CUDA_GPU_MEMORY_USAGE_EVENTS",
-        "CUDA_GPU_MEMORY_POOL_EVENTS", "MPI_RANKS", "TARGET_INFO_NVTX_CUDA_DEVICE"}) {
+        "CUDA_GPU_MEMORY_POOL_EVENTS", "MPI_RANKS", "TARGET_INFO_NVTX_CUDA_DEVICE", "COMPOSITE_EVENTS",
+        "SAMPLING_CALLCHAINS"}) {
     EXPECT_EQ(checked.count(doc_only), 0u) << doc_only << " now has a reference; review its source comment";
   }
 }

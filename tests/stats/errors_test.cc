@@ -37,7 +37,8 @@ TEST(StatsApi, ListsTheReportsInHelpOrder) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"nvtx_sum", "nvtx_gpu_proj_sum", "cuda_api_sum", "cuda_api_trace",
                                              "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
-                                             "cuda_gpu_trace", "osrt_sum", "nccl_sum", "cuda_api_callers", "gpu_metrics_sum"}));
+                                             "cuda_gpu_trace", "osrt_sum", "cpu_samples_bottomup", "cpu_samples_topdown",
+                                             "nccl_sum", "cuda_api_callers", "gpu_metrics_sum"}));
 }
 
 TEST(StatsApi, ParsesFormats) {

@@ -114,12 +114,15 @@ TEST(ChunkTimes, EveryNsFieldIsConvertedOrDeliberatelyLeft) {
       "GpuMetricsDevice.ts_ns", "GpuMetricsSample.end_delta_ns", "GpuMetricsSample.duration_ns", "GpuMetricsLoss.ts_ns",
       "RangeMetricsResult.pass_start_ns", "RangeMetricsResult.pass_end_ns",
       "LoadedModule.loaded_ts_ns", "ModuleUnload.ts_ns", "CudaApiBacktrace.start_delta_ns",
-      "CudaApiBacktrace.duration_ns", "CallStackLoss.ts_ns", "OsrtCall.start_delta_ns", "OsrtCall.duration_ns"};
+      "CudaApiBacktrace.duration_ns", "CallStackLoss.ts_ns", "OsrtCall.start_delta_ns", "OsrtCall.duration_ns",
+      "CpuSample.ts_delta_ns", "CpuSamplingLoss.ts_ns"};
   const std::set<std::string> not_stream_clock = {
       "ClockSnapshot.realtime_ns", "ClockSnapshot.uncertainty_ns", "ClockSnapshot.monotonic_ns",
       "CudaTraceInfo.cupti_clock_offset_ns", "NcclEvent.gpu_timer_ns", "GpuMetricsConfig.sampling_interval_ns",
       "GpuMetricsDevice.sampling_interval_ns", "GpuMetricsDevice.clock_offset_ns", "CallStackClassThreshold.threshold_ns",
-      "OsrtConfig.threshold_ns", "OsrtConfig.backtrace_threshold_ns"};
+      "OsrtConfig.threshold_ns", "OsrtConfig.backtrace_threshold_ns",
+      // CPU time (the cpu-clock count between two samples of a thread), not a point in time.
+      "CpuSamplingConfig.period_ns", "CpuSample.period_ns"};
   // Compact CUDA columns: the reader expands them into CudaKernel / CudaApiCall messages (converted
   // above) before the conversion runs (tools/stream/cuda_compact.h).
   const std::set<std::string> expanded_first = {"CudaKernelBatch.start_delta_ns", "CudaKernelBatch.duration_ns",

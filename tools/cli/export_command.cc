@@ -295,6 +295,7 @@ int PrintColumnCatalog() {
       case exporter::ColumnKind::kStringId: return "string_id";
       case exporter::ColumnKind::kCallchainId: return "callchain_id";
       case exporter::ColumnKind::kOsrtCallchainId: return "osrt_callchain_id";
+      case exporter::ColumnKind::kSampleId: return "sample_id";
       case exporter::ColumnKind::kGpuId: return "gpu_id";
     }
     return "plain";

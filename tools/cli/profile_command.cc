@@ -223,6 +223,27 @@ int RunProfile(const std::vector<std::string>& args) {
              std::cerr << "gtrace: --osrt-backtrace-stack-size: gtrace unwinds the stack in place (no copy); ignored\n";
            return st;
          }});
+  // CPU sampling (docs/sampling.md): nsys's flag names; gtrace's --sample default is none (nsys's is
+  // process-tree) so that runs without the flag keep their cost.
+  p.Add({"sample", 's', true, "MODE",
+         "periodic CPU sampling with call stacks: process-tree or none (GTRACE_SAMPLE; default none)",
+         [&](std::string_view v) {
+           if (v == "process-tree" || v == "cpu" || v == "none") {
+             o.env["GTRACE_SAMPLE"] = std::string(v);
+             return Status::Ok();
+           }
+           if (v == "system-wide")
+             return Status::Error("--sample=system-wide needs root and is not implemented; use process-tree");
+           return Status::Error("--sample: '" + std::string(v) + "' is not process-tree or none");
+         }});
+  p.Add({"sampling-frequency", 0, true, "HZ",
+         "CPU samples per second of each thread's CPU time, 100..8000 (GTRACE_SAMPLING_FREQUENCY; default 1000)",
+         [&](std::string_view v) {
+           uint64_t n;
+           Status st = ParseUnsigned("--sampling-frequency", v, 100, 8000, &n);
+           if (st.ok()) o.env["GTRACE_SAMPLING_FREQUENCY"] = std::to_string(n);
+           return st;
+         }});
   p.Add({"flush-interval-ms", 0, true, "MS", "longest time data waits in memory (GTRACE_FLUSH_MS; default 500)",
          [&](std::string_view v) {
            uint64_t n;

@@ -68,6 +68,7 @@ struct SourceMap {
   bool device_is_gpu = true;  // deviceId columns hold GPU ids (GTRACE_DEVICES present), not ordinals
   int64_t callchain_base = 0;
   int64_t osrt_callchain_base = 0;  // added to OSRT_CALLCHAINS ids other than 0
+  int64_t sample_base = 0;  // COMPOSITE_EVENTS.id offset
   // Process transforms: old globalPid -> new correction applied to (t + shift).
   struct TimeMap {
     int64_t shift = 0;
@@ -457,6 +458,9 @@ class Merger {
           if (m.osrt_callchain_base != 0)
             e = "(CASE WHEN " + q + " = 0 THEN 0 ELSE " + q + " + " + std::to_string(m.osrt_callchain_base) + " END)";
           break;
+        case ColumnKind::kSampleId:
+          e = m.sample_base == 0 ? q : "(" + q + " + " + std::to_string(m.sample_base) + ")";
+          break;
         case ColumnKind::kGpuId:
           if (!m.device_is_gpu && c != "gpuId" && c != "id" && has_gpid) {
             // Databases of gtrace before GTRACE_DEVICES: deviceId columns hold the process's CUDA
@@ -510,6 +514,22 @@ class Merger {
                    [&](sqlite3_stmt* q) { m.callchain_base = sqlite3_column_int64(q, 0); });
       if (!st.ok())
         return st;
+    }
+    bool has_samples = false;
+    for (const auto& [name, sql] : s.tables)
+      has_samples |= name == "COMPOSITE_EVENTS";
+    m.sample_base = 0;
+    if (has_samples && created_.count("COMPOSITE_EVENTS") != 0) {
+      st = ForEach(db_.handle(), "SELECT coalesce(max(id) + 1, 0) FROM main.COMPOSITE_EVENTS",
+                   [&](sqlite3_stmt* q) { m.sample_base = sqlite3_column_int64(q, 0); });
+      if (!st.ok())
+        return st;
+    }
+    if (has_samples && created_.count("ENUM_SAMPLING_THREAD_STATE") == 0) {
+      // ENUM_* tables are skipped per source (written once); this one only exists with samples.
+      if (!(st = nsys::WriteEnumTable(db_.handle(), nsys::SamplingThreadStateEnum())).ok())
+        return st;
+      created_.insert("ENUM_SAMPLING_THREAD_STATE");
     }
     m.device_is_gpu = s.gpus.empty();
     for (const auto& [name, sql] : s.tables)

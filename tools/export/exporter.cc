@@ -21,6 +21,7 @@
 #include "tools/export/lazy_tables.h"
 #include "tools/export/nvtx_export.h"
 #include "tools/export/rank_tables.h"
+#include "tools/export/sampling_export.h"
 #include "tools/export/system_tables.h"
 #include "tools/nsys/nsys_schema.h"
 #include "tools/stream/stream_reader.h"
@@ -47,6 +48,9 @@ std::vector<std::unique_ptr<ExportModule>> MakeModules() {
 
   // OS runtime calls (-t osrt); after the call stacks, whose OSRT_CALLCHAINS it uses:
   modules.push_back(MakeOsrtExport(osrt_chains));
+
+  // CPU samples (--sample):
+  modules.push_back(MakeSamplingExport());
 
   return modules;
 }

@@ -74,6 +74,11 @@ constexpr ColumnRule kOsrt[] = {{"start", K::kTime}, {"end", K::kTime}, {"global
 constexpr ColumnRule kOsrtCallchains[] = {{"id", K::kOsrtCallchainId}, {"symbol", K::kStringId},
                                           {"module", K::kStringId}};
 constexpr ColumnRule kCallchains[] = {{"id", K::kCallchainId}, {"symbol", K::kStringId}, {"module", K::kStringId}};
+// CPU samples: ids dense per database, so each source's are offset; ENUM_SAMPLING_THREAD_STATE is
+// written by the merge (db_merge.cc) when a source has samples.
+constexpr ColumnRule kCompositeEvents[] = {{"id", K::kSampleId}, {"start", K::kTime}, {"globalTid", K::kGlobalId}};
+constexpr ColumnRule kSamplingCallchains[] = {
+    {"id", K::kSampleId}, {"symbol", K::kStringId}, {"module", K::kStringId}};
 // GPU_METRICS.typeId = <hw:8><vm:8><source:16><type:32>: host bits like a global id.
 constexpr ColumnRule kGpuMetrics[] = {{"rawTimestamp", K::kPlain}, {"timestamp", K::kTime},
                                       {"typeId", K::kGlobalId}, {"metricId", K::kPlain}};
@@ -161,6 +166,8 @@ constexpr TableRule kRules[] = {
     {"OSRT_API", TableMode::kCopy, "globalTid", R(kOsrt)},
     {"CUDA_CALLCHAINS", TableMode::kCopy, "", R(kCallchains)},
     {"OSRT_CALLCHAINS", TableMode::kCopy, "", R(kOsrtCallchains)},
+    {"COMPOSITE_EVENTS", TableMode::kCopy, "globalTid", R(kCompositeEvents)},
+    {"SAMPLING_CALLCHAINS", TableMode::kCopy, "", R(kSamplingCallchains)},
     {"GPU_METRICS", TableMode::kCopy, "typeId", R(kGpuMetrics)},
     {"TARGET_INFO_GPU_METRICS", TableMode::kCopy, "", R(kGpuMetricsInfo)},
     {"CUDA_GPU_MEMORY_USAGE_EVENTS", TableMode::kCopy, "globalPid", R(kMemoryUsage)},

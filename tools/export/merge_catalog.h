@@ -22,6 +22,7 @@ enum class ColumnKind {
   kStringId,     // StringIds.id: translated
   kCallchainId,  // CUDA_CALLCHAINS.id: offset per source database
   kOsrtCallchainId,  // OSRT_CALLCHAINS.id (ids from 1; 0 = no stack, kept 0): offset per source database
+  kSampleId,     // COMPOSITE_EVENTS.id (and SAMPLING_CALLCHAINS.id, which refers to it): offset per source
   kGpuId,        // TARGET_INFO_GPU.id (also every deviceId): translated (GPUs are renumbered across the
                  // merged hosts); a value with no GPU row of its source is kept
 };

@@ -470,6 +470,23 @@ constexpr EnumRow kDiagnosticTimestampSourceRows[] = {
     {2, "HostTimestamp", "Host timestamp"},
 };
 
+// Written only by exports that have CPU samples (COMPOSITE_EVENTS.threadState); rows as in the real
+// 3.24.0 export (shared/reference) and the 3.16.1 export of nsys_tables.cc group 4.
+constexpr EnumRow kSamplingThreadStateRows[] = {
+    {0, "Unknown", "Unknown"},
+    {1, "Running", "Running"},
+    {2, "Interruptible", "Interruptible"},
+    {3, "Uninterruptible", "Uninterruptible"},
+    {4, "Stopped", "Stopped"},
+    {5, "Terminated", "Terminated"},
+    {6, "Unscheduled", "Unscheduled"},
+    {7, "Waiting", "Waiting"},
+    {8, "OSRuntime", "OS runtime"},
+    {9, "Initialized", "Initialized"},
+    {10, "Transition", "Transition"},
+};
+constexpr EnumTable kSamplingThreadState = {"ENUM_SAMPLING_THREAD_STATE", kSamplingThreadStateRows};
+
 constexpr EnumTable kEnumTables[] = {
     {"ENUM_NSYS_EVENT_TYPE", kNsysEventTypeRows},
     {"ENUM_NSYS_EVENT_CLASS", kNsysEventClassRows},
@@ -499,6 +516,10 @@ constexpr EnumTable kEnumTables[] = {
 // clang-format on
 
 }  // namespace
+
+const EnumTable& SamplingThreadStateEnum() {
+  return kSamplingThreadState;
+}
 
 std::span<const EnumTable> EnumTables() {
   return kEnumTables;

@@ -133,6 +133,13 @@ gt::Status CreateTable(sqlite3* db, std::string_view name) {
   return ExecOne(db, table->create_sql);
 }
 
+gt::Status WriteEnumTable(sqlite3* db, const EnumTable& table) {
+  if (db == nullptr) {
+    return gt::Status::Error("nsys schema: WriteEnumTable: no database");
+  }
+  return WriteOneEnumTable(db, table);
+}
+
 gt::Status WriteEnumTables(sqlite3* db) {
   if (db == nullptr) {
     return gt::Status::Error("nsys schema: WriteEnumTables: no database");

@@ -60,6 +60,11 @@ std::span<const EnumTable> EnumTables();
 // The entry of EnumTables() named `name` (exact match), or nullptr.
 const EnumTable* FindEnumTable(std::string_view name);
 
+// ENUM_SAMPLING_THREAD_STATE (not one of the 24: written only by exports with CPU samples).
+const EnumTable& SamplingThreadStateEnum();
+// Creates one ENUM table (kEnumTableColumns) and inserts its rows; fails if it exists.
+gt::Status WriteEnumTable(sqlite3* db, const EnumTable& table);
+
 // Executes the CREATE TABLE statement of the Tables() entry `name`. Fails (and changes nothing) if `name` is not in
 // Tables() (ENUM tables included: use WriteEnumTables) or if the table already exists.
 gt::Status CreateTable(sqlite3* db, std::string_view name);

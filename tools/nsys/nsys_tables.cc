@@ -498,6 +498,37 @@ constexpr TableDef kTables[] = {
   vmId     INTEGER NOT NULL,
   deviceId INTEGER NOT NULL
 ))sql"},
+
+    // ---- 4. CPU sampling (--sample). Absent from every reference export we hold (no sampling was on);
+    // the columns are those of a real nsys 2024.6.2 export (schema 3.16.1) found by code search, which
+    // match the documentation's COMPOSITE_EVENTS (start, cpu, threadState, globalTid, cpuCycles; the
+    // 2021.5 doc revision already lists them) and the *_CALLCHAINS shape of OSRT_CALLCHAINS in the real
+    // 3.24.0 export. Assumed unchanged in 3.25.0, like the other callchain tables.
+    // One row per sample; threadState -> ENUM_SAMPLING_THREAD_STATE.
+    {"COMPOSITE_EVENTS",
+     R"sql(CREATE TABLE COMPOSITE_EVENTS (
+  id          INTEGER NOT NULL PRIMARY KEY,
+  start       INTEGER NOT NULL,
+  cpu         INTEGER,
+  threadState INTEGER,
+  globalTid   INTEGER,
+  cpuCycles   INTEGER NOT NULL
+))sql"},
+    // One row per frame of a sample's stack; id -> COMPOSITE_EVENTS.id, stackDepth 0 = the sampled frame.
+    {"SAMPLING_CALLCHAINS",
+     R"sql(CREATE TABLE SAMPLING_CALLCHAINS (
+  id           INTEGER NOT NULL,
+  symbol       INTEGER NOT NULL,
+  module       INTEGER NOT NULL,
+  kernelMode   INTEGER,
+  thumbCode    INTEGER,
+  unresolved   INTEGER,
+  specialEntry INTEGER,
+  originalIP   INTEGER,
+  unwindMethod INTEGER,
+  stackDepth   INTEGER NOT NULL,
+  PRIMARY KEY (id, stackDepth)
+))sql"},
 };
 // clang-format on
 

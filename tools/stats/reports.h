@@ -23,6 +23,8 @@ gt::Status BuildNcclSum(Database& db, Table* table);         // gtrace's own (nc
 gt::Status BuildCudaApiCallers(Database& db, Table* table);  // gtrace's own (callstack_reports.cc)
 gt::Status BuildGpuMetricsSum(Database& db, Table* table);   // gtrace's own (gpu_metrics_reports.cc)
 gt::Status BuildOsrtSum(Database& db, Table* table);         // osrt_reports.cc
+gt::Status BuildCpuSamplesBottomUp(Database& db, Table* table);  // gtrace's own (sampling_reports.cc)
+gt::Status BuildCpuSamplesTopDown(Database& db, Table* table);   // gtrace's own (sampling_reports.cc)
 
 // The trace reports print one line per row: they never collect their rows. A streaming report fills
 // `table->columns`, checks every table it needs before its first row (so a missing table fails with

@@ -34,6 +34,8 @@ constexpr ReportEntry kReports[] = {
     {{"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)"}, BuildCudaGpuMemSizeSum},
     {{"cuda_gpu_trace", "CUDA GPU Trace"}, nullptr, StreamCudaGpuTrace},
     {{"osrt_sum", "OS Runtime Summary"}, BuildOsrtSum},
+    {{"cpu_samples_bottomup", "CPU Samples Bottom-Up"}, BuildCpuSamplesBottomUp},
+    {{"cpu_samples_topdown", "CPU Samples Top-Down"}, BuildCpuSamplesTopDown},
     {{"nccl_sum", "NCCL Operation Summary"}, BuildNcclSum},
     {{"cuda_api_callers", "CUDA API Callers (by Stack)"}, BuildCudaApiCallers},
     {{"gpu_metrics_sum", "GPU Metrics Summary (per NVTX range and kernel)"}, BuildGpuMetricsSum},

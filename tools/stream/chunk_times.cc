@@ -53,6 +53,8 @@ void ConvertChunkTimes(const TickClock& c, schema::Chunk* k) {
   for (NvtxDomain& d : *k->mutable_nvtx_domains()) d.set_create_ts_ns(Abs(c, d.create_ts_ns()));
   Chain(c, bt, bn, k->mutable_osrt_calls(), &OsrtCall::start_delta_ns, &OsrtCall::set_start_delta_ns,
         &OsrtCall::duration_ns, &OsrtCall::set_duration_ns);
+  Chain(c, bt, bn, k->mutable_cpu_samples(), &CpuSample::ts_delta_ns, &CpuSample::set_ts_delta_ns);
+  for (CpuSamplingLoss& l : *k->mutable_cpu_sampling_losses()) l.set_ts_ns(Abs(c, l.ts_ns()));
 
   Chain(c, bt, bn, k->mutable_cuda_api_calls(), &CudaApiCall::start_delta_ns, &CudaApiCall::set_start_delta_ns,
         &CudaApiCall::duration_ns, &CudaApiCall::set_duration_ns);

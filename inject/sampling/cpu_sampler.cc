@@ -1,0 +1,330 @@
+#include "inject/sampling/cpu_sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "collector/chunk_builder.h"
+#include "collector/clock.h"
+#include "collector/config.h"
+#include "collector/schema_fields.h"
+#include "collector/session.h"
+#include "collector/sources.h"
+#include "inject/callstack/module_map.h"
+#include "inject/sampling/perf_thread_event.h"
+#include "inject/sampling/sampling_fields.h"
+
+namespace gt::sampling {
+namespace {
+
+constexpr uint32_t kThreadStateRunning = 1;  // ENUM_SAMPLING_THREAD_STATE "Running"
+constexpr size_t kMaxChunkBodyBytes = 256u << 10;
+constexpr uint64_t kRateRefineAfterNs = 100000000;  // 100 ms between calibration pairs
+
+// The drain thread's state (one per process; a forked child resets it). Allocated once and never
+// freed: no global object with a destructor in an injected library.
+struct Sampler {
+  pid_t pid = 0;
+  uint64_t session_id = 0;
+  bool off = false;  // perf_event_open refused for this session: nothing more is tried
+  bool enabled = false;
+  uint64_t period_ns = 1000000;
+  std::unordered_map<pid_t, std::unique_ptr<PerfThreadEvent>> events;
+  std::unordered_set<pid_t> skipped;  // gtrace's own threads and threads whose open failed
+  std::unordered_set<pid_t> named;    // threads announced with EmitThreadInfo
+  std::unordered_set<pid_t> listed;   // scratch: the tids of this cycle's listing
+  uint64_t lost = 0, malformed = 0, refused = 0;
+  uint64_t reported_lost = 0, reported_malformed = 0, reported_refused = 0;
+  bool other_error_reported = false;
+  // Clock conversion (tick streams): first pair of the session, latest pair, rate in 2^-32 units/ns.
+  ClockPair first_pair, pair;
+  uint64_t rate_q32 = 1ull << 32;
+  std::string packed;
+};
+
+Sampler* g_sampler = nullptr;
+// Tick rate measured at session start (2^-32 ticks per ns), before the drain thread has two pairs.
+std::atomic<uint64_t> g_start_rate_q32{1ull << 32};
+
+pid_t Gettid() {
+  return static_cast<pid_t>(syscall(SYS_gettid));
+}
+
+// gtrace's own threads (drain thread, GPU-metrics sampler) are named "gtrace-*": not sampled.
+bool IsGtraceThread(pid_t tid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/comm", static_cast<int>(tid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char name[32] = {};
+  ssize_t n = read(fd, name, sizeof(name) - 1);
+  close(fd);
+  return n >= 7 && strncmp(name, "gtrace-", 7) == 0;
+}
+
+const char* ErrnoName(int err) {
+  switch (err) {
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case ENOSYS:
+      return "ENOSYS";
+    case ENOENT:
+      return "ENOENT";
+    case EOPNOTSUPP:
+      return "EOPNOTSUPP";
+    default:
+      return "error";
+  }
+}
+
+void ListThreads(std::unordered_set<pid_t>* out) {
+  out->clear();
+  DIR* d = opendir("/proc/self/task");
+  if (d == nullptr)
+    return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    out->insert(static_cast<pid_t>(atoi(e->d_name)));
+  }
+  closedir(d);
+}
+
+void WriteConfig(const Config& config, Sampler* s, ChunkBuilder* chunk) {
+  namespace f = field::cpu_sampling_config;
+  ProtoWriter& w = chunk->body();
+  w.BeginNested(field::chunk::kCpuSamplingConfig);
+  w.Varint(f::kFrequencyHz, config.sampling_frequency_hz);
+  w.Varint(f::kPeriodNs, s->period_ns);
+  w.String(f::kEvent, "cpu-clock");
+  w.String(f::kSample, config.sample);
+  w.EndNested();
+  // Chunk.cpu_sampling_config is singular: close this chunk.
+  chunk->End();
+  chunk->Begin(0, 0, 0);
+}
+
+void Reset(Sampler* s, uint64_t session_id, const Config& config) {
+  s->events.clear();  // a forked child's copies of the parent's events: unmapped and closed unread
+  s->skipped.clear();
+  s->named.clear();
+  s->pid = getpid();
+  s->session_id = session_id;
+  s->off = false;
+  s->enabled = false;
+  s->period_ns = 1000000000ull / (config.sampling_frequency_hz != 0 ? config.sampling_frequency_hz : 1000);
+  s->lost = s->malformed = s->refused = 0;
+  s->reported_lost = s->reported_malformed = s->reported_refused = 0;
+  s->other_error_reported = false;
+  s->first_pair = ReadClockPair();
+  s->pair = s->first_pair;
+  s->rate_q32 = StreamClockIsTicks() ? g_start_rate_q32.load(std::memory_order_relaxed) : (1ull << 32);
+  s->skipped.insert(Gettid());  // the drain thread itself
+}
+
+void UpdateClock(Sampler* s) {
+  s->pair = ReadClockPair();
+  if (!StreamClockIsTicks())
+    return;
+  uint64_t dm = s->pair.monotonic_ns - s->first_pair.monotonic_ns;
+  if (dm >= kRateRefineAfterNs && s->pair.stream_ns > s->first_pair.stream_ns) {
+    s->rate_q32 =
+        static_cast<uint64_t>((static_cast<unsigned __int128>(s->pair.stream_ns - s->first_pair.stream_ns) << 32) / dm);
+  }
+}
+
+// Opens events for threads not seen yet; returns false when sampling was refused (switched off).
+bool OpenNewThreads(Sampler* s) {
+  for (pid_t tid : s->listed) {
+    if (s->events.count(tid) != 0 || s->skipped.count(tid) != 0)
+      continue;
+    if (IsGtraceThread(tid)) {
+      s->skipped.insert(tid);
+      continue;
+    }
+    int err = 0;
+    bool mapping_failed = false;
+    PerfThreadEvent* e = PerfThreadEvent::Open(tid, s->period_ns, s->enabled, &err, &mapping_failed);
+    if (e != nullptr) {
+      s->events.emplace(tid, std::unique_ptr<PerfThreadEvent>(e));
+      continue;
+    }
+    s->skipped.insert(tid);
+    if (err == ESRCH)
+      continue;  // the thread ended between the listing and the open
+    ++s->refused;
+    if (mapping_failed) {
+      // The event was allowed, its ring was not (locked-memory budget): this thread goes unsampled.
+      if (!s->other_error_reported) {
+        s->other_error_reported = true;
+        ReportDiagnostic(field::enums::kSeverityWarning, "sampling",
+                         std::string("CPU sampling: a thread's sample ring cannot be mapped (") + strerror(err) +
+                             "; perf_event_mlock_kb / RLIMIT_MEMLOCK): threads beyond this one are not sampled "
+                             "(counted in the stream)");
+      }
+      continue;
+    }
+    if (err == EACCES || err == EPERM || err == ENOSYS || err == ENOENT || err == EOPNOTSUPP) {
+      // perf_event_paranoid > 2, a seccomp profile (Docker's default refuses perf_event_open), or a
+      // kernel without perf events: the run goes on without samples.
+      std::string text = std::string("CPU sampling off: perf_event_open refused (") + ErrnoName(err) + ": " +
+                         strerror(err) +
+                         "); check /proc/sys/kernel/perf_event_paranoid (<= 2 needed) or the container's seccomp "
+                         "profile";
+      ReportDiagnostic(field::enums::kSeverityWarning, "sampling", text);
+      s->off = true;
+      s->events.clear();
+      return false;
+    }
+    if (!s->other_error_reported) {
+      s->other_error_reported = true;
+      ReportDiagnostic(field::enums::kSeverityWarning, "sampling",
+                       std::string("CPU sampling: a thread cannot be sampled: perf_event_open: ") + strerror(err) +
+                           " (counted in the stream; other threads go on)");
+    }
+  }
+  return true;
+}
+
+void WriteSample(Sampler* s, const PerfSample& p, ChunkBuilder* chunk) {
+  if (s->named.insert(static_cast<pid_t>(p.tid)).second)
+    EmitThreadInfo(chunk, p.tid);  // reopens the chunk
+  s->packed.clear();
+  char buf[10];
+  for (uint32_t i = 0; i < p.ip_count; ++i)
+    s->packed.append(buf, ProtoWriter::EncodeVarint(p.ips[i], buf));
+  uint64_t ts = MonotonicToStream(p.time_ns, s->pair.stream_ns, s->pair.monotonic_ns, s->rate_q32);
+  namespace f = field::cpu_sample;
+  ProtoWriter& w = chunk->body();
+  w.BeginNested(field::chunk::kCpuSamples);
+  w.SInt(f::kTsDeltaNs, chunk->DeltaNs(field::chunk::kCpuSamples, ts));
+  w.Varint(f::kTid, p.tid);
+  w.VarintIfNonZero(f::kCpu, p.cpu);
+  w.VarintIfNonZero(f::kPeriodNs, p.period_ns);
+  if (!s->packed.empty())
+    w.Bytes(f::kIps, s->packed.data(), s->packed.size());  // packed repeated uint64
+  w.Varint(f::kThreadState, kThreadStateRunning);
+  w.EndNested();
+  chunk->CountRecord();
+}
+
+void WriteLosses(Sampler* s, ChunkBuilder* chunk) {
+  if (s->lost == s->reported_lost && s->malformed == s->reported_malformed && s->refused == s->reported_refused)
+    return;
+  namespace f = field::cpu_sampling_loss;
+  ProtoWriter& w = chunk->body();
+  w.BeginNested(field::chunk::kCpuSamplingLosses);
+  w.Varint(f::kTsNs, StreamNow());
+  w.VarintIfNonZero(f::kLostSamples, s->lost - s->reported_lost);
+  w.VarintIfNonZero(f::kThreadsRefused, s->refused - s->reported_refused);
+  w.VarintIfNonZero(f::kTruncatedSamples, s->malformed - s->reported_malformed);
+  w.EndNested();
+  s->reported_lost = s->lost;
+  s->reported_malformed = s->malformed;
+  s->reported_refused = s->refused;
+}
+
+// Drain thread, every cycle (also the final one at exit).
+void Emit(ChunkBuilder* chunk, uint64_t session_id) {
+  const Config* config = SessionConfig();
+  if (config == nullptr || !config->sample_cpu)
+    return;
+  Sampler* s = g_sampler;
+  if (s == nullptr)
+    s = g_sampler = new Sampler();
+  if (s->session_id != session_id || s->pid != getpid()) {
+    Reset(s, session_id, *config);
+    WriteConfig(*config, s, chunk);
+  }
+  if (s->off)
+    return;
+  // Modules first: every sample read below was taken before this scan, so the modules its
+  // addresses point into are announced (shared with the CUDA call stacks, module_map.h).
+  callstack::EmitProcessModules(chunk, session_id);
+  UpdateClock(s);
+  bool enabled = IsEnabled(kSourceSampling);
+  if (enabled != s->enabled) {  // a capture window opened or closed
+    s->enabled = enabled;
+    for (auto& [tid, e] : s->events)
+      e->SetEnabled(enabled);
+  }
+  ListThreads(&s->listed);
+  if (!OpenNewThreads(s))
+    return;
+  PerfReadCounts counts;
+  for (auto it = s->events.begin(); it != s->events.end();) {
+    it->second->Read(&counts, [&](const PerfSample& p) { WriteSample(s, p, chunk); });
+    chunk->SplitIfLarger(kMaxChunkBodyBytes);
+    if (s->listed.count(it->first) == 0) {
+      it = s->events.erase(it);  // the thread ended: its last samples were just read
+    } else {
+      ++it;
+    }
+  }
+  s->lost += counts.lost;
+  s->malformed += counts.malformed;
+  WriteLosses(s, chunk);
+}
+
+uint64_t MeasureTickRateQ32() {
+  uint64_t t0 = ReadTicks(), n0 = NowNs(), n1 = n0;
+  while (n1 - n0 < 2000000)
+    n1 = NowNs();
+  uint64_t t1 = ReadTicks();
+  if (t1 <= t0)
+    return 1ull << 32;
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(t1 - t0) << 32) / (n1 - n0));
+}
+
+// The thread that starts the session: on a tick stream, the tick rate for the first 100 ms (2 ms
+// of spinning, as OS runtime tracing does for its threshold); later the drain thread refines it.
+void OnSessionStart(const Config& config, uint64_t /*session_id*/) {
+  if (config.sample_cpu && StreamClockIsTicks())
+    g_start_rate_q32.store(MeasureTickRateQ32(), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+uint64_t MonotonicToStream(uint64_t monotonic_ns, uint64_t pair_stream, uint64_t pair_monotonic_ns, uint64_t rate_q32) {
+  if (monotonic_ns >= pair_monotonic_ns) {
+    return pair_stream +
+           static_cast<uint64_t>((static_cast<unsigned __int128>(monotonic_ns - pair_monotonic_ns) * rate_q32) >> 32);
+  }
+  uint64_t back =
+      static_cast<uint64_t>((static_cast<unsigned __int128>(pair_monotonic_ns - monotonic_ns) * rate_q32) >> 32);
+  return back < pair_stream ? pair_stream - back : 0;
+}
+
+void Register() {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true))
+    return;
+  RegisterEmitter(&Emit);
+  RegisterSessionStartHook(&OnSessionStart);
+}
+
+void StartIfWanted() {
+  const char* v = getenv("GTRACE_SAMPLE");
+  bool on = false;
+  std::string error;
+  if (v == nullptr || !ParseSampleMode(v, &on, &error) || !on)
+    return;
+  Register();
+  EnsureSession(kSourceSampling);
+}
+
+}  // namespace gt::sampling

@@ -1,0 +1,222 @@
+#include "tools/export/sampling_export.h"
+
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/export/symbolizer.h"
+#include "tools/nsys/nsys_schema.h"
+
+namespace gt::exporter {
+namespace {
+
+constexpr char kInsertEvent[] =
+    "INSERT INTO COMPOSITE_EVENTS (id, start, cpu, threadState, globalTid, cpuCycles) VALUES (?,?,?,?,?,?)";
+constexpr char kInsertFrame[] =
+    "INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, kernelMode, thumbCode, unresolved, specialEntry, "
+    "originalIP, unwindMethod, stackDepth) VALUES (?,?,?,0,0,?,NULL,?,NULL,?)";
+
+struct Module {
+  std::string path;
+  std::string build_id;
+  uint64_t load_bias = 0;
+  uint64_t start = 0, end = 0;
+  uint64_t loaded_ns = 0;
+  uint64_t unloaded_ns = 0;  // 0: never seen unloaded
+};
+
+struct FrameRow {
+  int64_t symbol = 0;
+  int64_t module = 0;
+  bool unresolved = false;
+};
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+  return buf;
+}
+
+std::string FileName(const std::string& p) {
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+class SamplingExport : public ExportModule {
+ public:
+  const char* name() const override { return "sampling"; }
+
+  Status BeginStream(ExportContext&, StreamContext&) override {
+    modules_.clear();
+    module_index_.clear();
+    frames_.clear();
+    return Status::Ok();
+  }
+
+  Status OnChunk(ExportContext& ctx, StreamContext& s, const schema::Chunk& chunk) override {
+    Status st;
+    // The module announcements are shared with the CUDA call stacks (callstack_export.cc reads
+    // them too); each module reads them for itself.
+    for (const schema::LoadedModule& m : chunk.loaded_modules()) {
+      Module mod;
+      mod.path = m.path();
+      mod.build_id = m.build_id();
+      mod.load_bias = m.load_bias();
+      mod.start = m.start_address();
+      mod.end = m.end_address();
+      mod.loaded_ns = m.loaded_ts_ns();
+      module_index_[m.module_id()] = modules_.size();
+      modules_.push_back(std::move(mod));
+    }
+    for (const schema::ModuleUnload& u : chunk.module_unloads()) {
+      auto it = module_index_.find(u.module_id());
+      if (it != module_index_.end())
+        modules_[it->second].unloaded_ns = u.ts_ns();
+    }
+    if (chunk.has_cpu_sampling_config() && !(st = Config(ctx, s, chunk.cpu_sampling_config())).ok())
+      return st;
+    uint64_t ts = chunk.base_ns();
+    for (const schema::CpuSample& sample : chunk.cpu_samples()) {
+      ts += static_cast<uint64_t>(sample.ts_delta_ns());
+      if (!(st = Sample(ctx, s, sample, ts)).ok())
+        return st;
+    }
+    for (const schema::CpuSamplingLoss& l : chunk.cpu_sampling_losses()) {
+      lost_ += l.lost_samples();
+      refused_ += l.threads_refused();
+      truncated_ += l.truncated_samples();
+    }
+    return Status::Ok();
+  }
+
+  Status Finish(ExportContext& ctx) override {
+    for (const std::string& p : symbolizer_.problems())
+      ctx.Warn("CPU samples: " + p + "; its frames keep module+offset");
+    if (lost_ + refused_ + truncated_ > 0) {
+      ctx.Warn("CPU samples: " + std::to_string(lost_) + " samples lost (a thread's kernel ring was full), " +
+               std::to_string(refused_) + " threads could not be sampled, " + std::to_string(truncated_) +
+               " samples unreadable");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Config(ExportContext& ctx, StreamContext& s, const schema::CpuSamplingConfig& c) {
+    Status st;
+    Statement* ins = ctx.Insert("META_DATA_CAPTURE", "INSERT INTO META_DATA_CAPTURE (name, value) VALUES (?,?)", &st);
+    if (ins == nullptr)
+      return st;
+    std::string value = c.sample() + " " + c.event() + " " + std::to_string(c.frequency_hz()) + " Hz";
+    return ins->Text(1, "PROCESS_" + std::to_string(s.index) + ":CPU_SAMPLING").Text(2, value).Run();
+  }
+
+  Status Sample(ExportContext& ctx, StreamContext& s, const schema::CpuSample& sample, uint64_t ts_ns) {
+    Status st;
+    if (!enum_written_) {
+      if (!(st = nsys::WriteEnumTable(ctx.db().handle(), nsys::SamplingThreadStateEnum())).ok())
+        return st;
+      enum_written_ = true;
+    }
+    if (!(st = ctx.EnsureTable("SAMPLING_CALLCHAINS")).ok())
+      return st;
+    Statement* ev = ctx.Insert("COMPOSITE_EVENTS", kInsertEvent, &st);
+    if (ev == nullptr)
+      return st;
+    int64_t id = next_id_++;
+    int64_t start = s.ToSessionNs(ts_ns);
+    ctx.NoteTime(start);
+    ev->Int(1, id).Int(2, start).Int(3, sample.cpu()).Int(4, sample.thread_state()).Int(5, s.GlobalTid(sample.tid()));
+    ev->Int(6, static_cast<int64_t>(sample.period_ns()));
+    if (!(st = ev->Run()).ok())
+      return st;
+    Statement* fr = ctx.Insert("SAMPLING_CALLCHAINS", kInsertFrame, &st);
+    if (fr == nullptr)
+      return st;
+    for (int depth = 0; depth < sample.ips_size(); ++depth) {
+      uint64_t address = sample.ips(depth);
+      FrameRow r;
+      // Depth 0 is the sampled instruction itself; the others are return addresses (looked up at -1).
+      if (!(st = Frame(ctx, address, ts_ns, depth != 0, &r)).ok())
+        return st;
+      fr->Int(1, id).Int(2, r.symbol).Int(3, r.module).Int(4, r.unresolved ? 1 : 0);
+      fr->Int(5, static_cast<int64_t>(address)).Int(6, depth);
+      if (!(st = fr->Run()).ok())
+        return st;
+    }
+    return Status::Ok();
+  }
+
+  static constexpr size_t kNoModule = SIZE_MAX;
+
+  // The module holding `address` at `ts_ns` (kNoModule when none).
+  size_t ModuleAt(uint64_t address, uint64_t ts_ns) const {
+    size_t fallback = kNoModule;
+    for (size_t i = 0; i < modules_.size(); ++i) {
+      const Module& m = modules_[i];
+      if (address < m.start || address >= m.end)
+        continue;
+      if (m.loaded_ns <= ts_ns && (m.unloaded_ns == 0 || ts_ns < m.unloaded_ns))
+        return i;
+      fallback = i;
+    }
+    return fallback;
+  }
+
+  Status Frame(ExportContext& ctx, uint64_t address, uint64_t ts_ns, bool return_address, FrameRow* row) {
+    size_t index = ModuleAt(address, ts_ns);
+    auto key = std::make_tuple(address, index, return_address);
+    auto it = frames_.find(key);
+    if (it != frames_.end()) {
+      *row = it->second;
+      return Status::Ok();
+    }
+    const Module* m = index != kNoModule ? &modules_[index] : nullptr;
+    std::string symbol, module = m != nullptr ? m->path : "[unknown]";
+    bool unresolved = true;
+    if (m != nullptr) {
+      SymbolizedFrame f = symbolizer_.Lookup(m->path, m->build_id, address - m->load_bias, return_address);
+      if (!f.function.empty()) {
+        symbol = f.function;
+        if (!f.file.empty())
+          symbol += " at " + f.file + ":" + std::to_string(f.line);
+        unresolved = false;
+      } else {
+        symbol = FileName(m->path) + "+" + Hex(address - m->load_bias);
+      }
+    } else {
+      symbol = Hex(address);
+    }
+    Status st;
+    FrameRow r;
+    if (!(st = ctx.StringId(symbol, &r.symbol)).ok())
+      return st;
+    if (!(st = ctx.StringId(module, &r.module)).ok())
+      return st;
+    r.unresolved = unresolved;
+    frames_.emplace(key, r);
+    *row = r;
+    return Status::Ok();
+  }
+
+  // Per stream.
+  std::vector<Module> modules_;
+  std::unordered_map<uint64_t, size_t> module_index_;
+  std::map<std::tuple<uint64_t, size_t, bool>, FrameRow> frames_;
+  // Whole database.
+  Symbolizer symbolizer_;
+  int64_t next_id_ = 0;
+  bool enum_written_ = false;
+  uint64_t lost_ = 0, refused_ = 0, truncated_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ExportModule> MakeSamplingExport() {
+  return std::make_unique<SamplingExport>();
+}
+
+}  // namespace gt::exporter
