@@ -19,6 +19,13 @@
 #include "tests/fakes/metrics_capture_reader.h"
 #include "tests/replay/replay_util.h"
 
+
+// The real libcupti's host API cannot be loaded under ASan/TSan (see tests/metrics/metric_selection_test.cc).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerBuild = true;
+#else
+constexpr bool kSanitizerBuild = false;
+#endif
 namespace gt::test {
 namespace {
 
@@ -280,6 +287,8 @@ std::string WithoutAvailability(const std::string& path, const std::string& out_
 TEST(FakeMetricsCaptureRoundTrip, RealHostApiSelectsForTheChipAndRefusesTheFakesImages) {
   if (std::string(GT_CUPTI_LIBRARY).empty())
     GTEST_SKIP() << "no toolkit libcupti";
+  if (kSanitizerBuild)
+    GTEST_SKIP() << "libcupti dlopens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtimes refuse";
   TempDir dir;
   TracedExport direct = RunAndExport(dir, {SamplePath("fake_metrics_app"), "timeline"},
                                      {{"GTRACE_GPU_METRICS_DEVICES", "all"},
@@ -412,6 +421,8 @@ struct RealHost {
 TEST(RealMetricsCapture, HostApiEvaluatesWithoutAGpu) {
   if (std::string(GT_CUPTI_LIBRARY).empty())
     GTEST_SKIP() << "no toolkit libcupti";
+  if (kSanitizerBuild)
+    GTEST_SKIP() << "libcupti dlopens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtimes refuse";
   void* lib = dlopen(GT_CUPTI_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
   for (CUpti_ProfilerType type : {CUPTI_PROFILER_TYPE_PM_SAMPLING, CUPTI_PROFILER_TYPE_RANGE_PROFILER}) {
@@ -434,6 +445,8 @@ TEST(RealMetricsCapture, NvidiaImagesEvaluateOnTheCpuAsOnTheGpuAndReplayIntoRows
   }
   if (std::string(GT_CUPTI_LIBRARY).empty())
     GTEST_SKIP() << "no toolkit libcupti to evaluate NVIDIA's images with";
+  if (kSanitizerBuild)
+    GTEST_SKIP() << "libcupti dlopens libnvperf_host with RTLD_DEEPBIND, which the sanitizer runtimes refuse";
   for (const std::string& path : captures) {
     SCOPED_TRACE(path);
     fake::MetricsCaptureFile c;
