@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tools/export/module_table.h"
 #include "tools/export/symbolizer.h"
 
 namespace gt::exporter {
@@ -23,14 +24,7 @@ constexpr char kInsertRuntime[] =
     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue, "
     "callchainId) VALUES (?,?,?,?,?,?,?,?)";
 
-struct Module {
-  std::string path;
-  std::string build_id;
-  uint64_t load_bias = 0;
-  uint64_t start = 0, end = 0;
-  uint64_t loaded_ns = 0;
-  uint64_t unloaded_ns = 0;  // 0: never seen unloaded
-};
+using Module = LoadedModuleInfo;
 
 struct Backtrace {
   uint32_t tid = 0;
@@ -84,8 +78,7 @@ class CallStackExport : public ExportModule, public OsrtChains {
   const char* name() const override { return "callstack"; }
 
   Status BeginStream(ExportContext&, StreamContext&) override {
-    modules_.clear();
-    module_index_.clear();
+    modules_.Clear();
     stacks_.clear();
     chain_of_stack_.clear();
     osrt_chain_of_stack_.clear();
@@ -97,22 +90,7 @@ class CallStackExport : public ExportModule, public OsrtChains {
     Status st;
     if (chunk.has_callstack_config() && !(st = Config(ctx, s, chunk.callstack_config())).ok())
       return st;
-    for (const schema::LoadedModule& m : chunk.loaded_modules()) {
-      Module mod;
-      mod.path = m.path();
-      mod.build_id = m.build_id();
-      mod.load_bias = m.load_bias();
-      mod.start = m.start_address();
-      mod.end = m.end_address();
-      mod.loaded_ns = m.loaded_ts_ns();
-      module_index_[m.module_id()] = modules_.size();
-      modules_.push_back(std::move(mod));
-    }
-    for (const schema::ModuleUnload& u : chunk.module_unloads()) {
-      auto it = module_index_.find(u.module_id());
-      if (it != module_index_.end())
-        modules_[it->second].unloaded_ns = u.ts_ns();
-    }
+    modules_.Read(chunk);
     for (const schema::CallStackDef& d : chunk.callstack_defs()) {
       Stack& stack = stacks_[d.stack_id()];
       stack.addresses.assign(d.addresses().begin(), d.addresses().end());
@@ -276,25 +254,9 @@ class CallStackExport : public ExportModule, public OsrtChains {
     return Status::Ok();
   }
 
-  static constexpr size_t kNoModule = SIZE_MAX;
-
-  // Index of the module holding `address` at `ts_ns` (kNoModule when none).
-  size_t ModuleAt(uint64_t address, uint64_t ts_ns) const {
-    size_t fallback = kNoModule;
-    for (size_t i = 0; i < modules_.size(); ++i) {
-      const Module& m = modules_[i];
-      if (address < m.start || address >= m.end)
-        continue;
-      if (m.loaded_ns <= ts_ns && (m.unloaded_ns == 0 || ts_ns < m.unloaded_ns))
-        return i;
-      fallback = i;  // a module announced after the stack (cannot happen with a well-formed stream)
-    }
-    return fallback;
-  }
-
   Status Frame(ExportContext& ctx, uint64_t address, uint64_t ts_ns, FrameRow* row) {
-    size_t index = ModuleAt(address, ts_ns);
-    const Module* m = index != kNoModule ? &modules_[index] : nullptr;
+    size_t index = modules_.At(address, ts_ns);
+    const Module* m = modules_.Get(index);
     auto key = std::make_pair(address, index);
     auto it = frames_.find(key);
     if (it != frames_.end()) {
@@ -401,8 +363,7 @@ class CallStackExport : public ExportModule, public OsrtChains {
   }
 
   // Per stream.
-  std::vector<Module> modules_;
-  std::unordered_map<uint64_t, size_t> module_index_;
+  ModuleTable modules_;  // this stream's module announcements
   std::unordered_map<uint64_t, Stack> stacks_;
   std::map<uint64_t, int64_t> chain_of_stack_;              // stream stack id -> database chain id
   std::map<uint64_t, int64_t> osrt_chain_of_stack_;         // stream stack id -> OSRT_CALLCHAINS id

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tools/export/module_table.h"
 #include "tools/export/symbolizer.h"
 #include "tools/nsys/nsys_schema.h"
 
@@ -20,14 +21,7 @@ constexpr char kInsertFrame[] =
     "INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, kernelMode, thumbCode, unresolved, specialEntry, "
     "originalIP, unwindMethod, stackDepth) VALUES (?,?,?,0,0,?,NULL,?,NULL,?)";
 
-struct Module {
-  std::string path;
-  std::string build_id;
-  uint64_t load_bias = 0;
-  uint64_t start = 0, end = 0;
-  uint64_t loaded_ns = 0;
-  uint64_t unloaded_ns = 0;  // 0: never seen unloaded
-};
+using Module = LoadedModuleInfo;
 
 struct FrameRow {
   int64_t symbol = 0;
@@ -51,8 +45,7 @@ class SamplingExport : public ExportModule {
   const char* name() const override { return "sampling"; }
 
   Status BeginStream(ExportContext&, StreamContext&) override {
-    modules_.clear();
-    module_index_.clear();
+    modules_.Clear();
     frames_.clear();
     return Status::Ok();
   }
@@ -61,22 +54,7 @@ class SamplingExport : public ExportModule {
     Status st;
     // The module announcements are shared with the CUDA call stacks (callstack_export.cc reads
     // them too); each module reads them for itself.
-    for (const schema::LoadedModule& m : chunk.loaded_modules()) {
-      Module mod;
-      mod.path = m.path();
-      mod.build_id = m.build_id();
-      mod.load_bias = m.load_bias();
-      mod.start = m.start_address();
-      mod.end = m.end_address();
-      mod.loaded_ns = m.loaded_ts_ns();
-      module_index_[m.module_id()] = modules_.size();
-      modules_.push_back(std::move(mod));
-    }
-    for (const schema::ModuleUnload& u : chunk.module_unloads()) {
-      auto it = module_index_.find(u.module_id());
-      if (it != module_index_.end())
-        modules_[it->second].unloaded_ns = u.ts_ns();
-    }
+    modules_.Read(chunk);
     if (chunk.has_cpu_sampling_config() && !(st = Config(ctx, s, chunk.cpu_sampling_config())).ok())
       return st;
     uint64_t ts = chunk.base_ns();
@@ -150,31 +128,15 @@ class SamplingExport : public ExportModule {
     return Status::Ok();
   }
 
-  static constexpr size_t kNoModule = SIZE_MAX;
-
-  // The module holding `address` at `ts_ns` (kNoModule when none).
-  size_t ModuleAt(uint64_t address, uint64_t ts_ns) const {
-    size_t fallback = kNoModule;
-    for (size_t i = 0; i < modules_.size(); ++i) {
-      const Module& m = modules_[i];
-      if (address < m.start || address >= m.end)
-        continue;
-      if (m.loaded_ns <= ts_ns && (m.unloaded_ns == 0 || ts_ns < m.unloaded_ns))
-        return i;
-      fallback = i;
-    }
-    return fallback;
-  }
-
   Status Frame(ExportContext& ctx, uint64_t address, uint64_t ts_ns, bool return_address, FrameRow* row) {
-    size_t index = ModuleAt(address, ts_ns);
+    size_t index = modules_.At(address, ts_ns);
     auto key = std::make_tuple(address, index, return_address);
     auto it = frames_.find(key);
     if (it != frames_.end()) {
       *row = it->second;
       return Status::Ok();
     }
-    const Module* m = index != kNoModule ? &modules_[index] : nullptr;
+    const Module* m = modules_.Get(index);
     std::string symbol, module = m != nullptr ? m->path : "[unknown]";
     bool unresolved = true;
     if (m != nullptr) {
@@ -203,8 +165,7 @@ class SamplingExport : public ExportModule {
   }
 
   // Per stream.
-  std::vector<Module> modules_;
-  std::unordered_map<uint64_t, size_t> module_index_;
+  ModuleTable modules_;  // this stream's module announcements
   std::map<std::tuple<uint64_t, size_t, bool>, FrameRow> frames_;
   // Whole database.
   Symbolizer symbolizer_;
