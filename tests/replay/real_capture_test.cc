@@ -131,13 +131,20 @@ TEST(RealCapture, ReplaysThroughTheRealDecoderWithExactRows) {
          "s.id = r.nameId WHERE s.value LIKE 'cudaGraphLaunch%'"},
         {"gpus", "SELECT count(*) FROM TARGET_INFO_GPU"},
     };
+    // A table the export left out is 0 rows: like nsys, gtrace writes no empty activity tables
+    // (a window without graph launches has no CUPTI_ACTIVITY_KIND_GRAPH_TRACE).
+    auto has_table = [&db](const std::string& query) {
+      size_t from = query.find(" FROM ") + 6;
+      std::string table = query.substr(from, query.find(' ', from) - from);
+      return db.Int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '" + table + "'").value_or(0) > 0;
+    };
     for (const auto& [key, want] : expected) {
       auto q = sql.find(key);
       if (q == sql.end()) {
         ADD_FAILURE() << "manifest count '" << key << "' has no query here";
         continue;
       }
-      EXPECT_EQ(db.Int(q->second), want) << key;
+      EXPECT_EQ(has_table(q->second) ? db.Int(q->second) : std::optional<int64_t>(0), want) << key;
     }
     // At most (HtoH between pinned buffers and peer copies are not always GPU copies).
     for (const auto& [key, most] : IntObject(rc.manifest, "at_most")) {
@@ -150,6 +157,7 @@ TEST(RealCapture, ReplaysThroughTheRealDecoderWithExactRows) {
     for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                               "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"}) {
       std::string t = table;
+      if (!has_table("SELECT 1 FROM " + t + " ")) continue;
       EXPECT_EQ(db.Int("SELECT count(*) FROM " + t +
                        " g WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
                        "WHERE r.correlationId = g.correlationId)"),
