@@ -11,6 +11,8 @@
 // closes the stream once more later — a reader takes the last end-of-stream chunk.
 #include "collector/session.h"
 
+#include "collector/crash_report.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -412,6 +414,7 @@ void OnCrashSignal(int sig, siginfo_t* info, void* context) {
     old.sa_handler(sig);
     return;
   }
+  WriteCrashReport(sig, info);  // the process dies now: say where (collector/crash_report.h)
   // The default action. A fault (si_code > 0) re-executes the faulting instruction when this
   // handler returns and ends the process by the kernel's hand; a sent signal (kill, raise,
   // abort: si_code <= 0) is raised again, delivered when this handler returns.
@@ -430,6 +433,7 @@ bool IsOurHandler(const struct sigaction& action) {
 }
 
 void InstallSignalHandlers() {
+  WarmCrashReport();
   for (int sig : kCrashSignals) {
     struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) != 0 || IsOurHandler(old)) continue;
