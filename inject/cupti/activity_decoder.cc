@@ -367,6 +367,7 @@ void ActivityDecoder::Event(const void* p, ChunkBuilder* chunk) {
 
 void ActivityDecoder::GraphTrace(const void* p, ChunkBuilder* chunk) {
   const auto* r = static_cast<const CUpti_ActivityGraphTrace2*>(p);
+  if (graph_filter_ != nullptr && !graph_filter_->Keep(r->correlationId)) return;  // launched outside every window
   uint64_t start = 0, duration = 0;
   if (!Interval(r->start, r->end, &start, &duration)) return;
   namespace f = field::cuda_graph_trace;

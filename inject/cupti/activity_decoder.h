@@ -14,6 +14,7 @@
 #include "collector/chunk_builder.h"
 #include "inject/cupti/compact_encoder.h"
 #include "inject/cupti/cupti_api.h"
+#include "inject/cupti/graph_window_filter.h"
 
 namespace gt::cupti {
 
@@ -30,6 +31,8 @@ class ActivityDecoder {
     clock_callback_ = callback;
     clock_offset_ns_ = cupti_minus_stream_ns;
   }
+  // Only GRAPH_TRACE records whose launch was inside a capture window (nullptr: all of them).
+  void SetGraphTraceFilter(const GraphWindowFilter* filter) { graph_filter_ = filter; }
   // A new stream (session) begins: per-stream state (announced devices and threads) is forgotten.
   void BeginSession(uint64_t session_id);
 
@@ -75,6 +78,7 @@ class ActivityDecoder {
   bool compact_ = true;
   CompactCudaEncoder compact_encoder_;
   ProtoWriter scratch_;  // one record's constants (the compact form's config key)
+  const GraphWindowFilter* graph_filter_ = nullptr;
   bool clock_callback_ = true;
   int64_t clock_offset_ns_ = 0;
   uint64_t session_id_ = 0;

@@ -239,7 +239,24 @@ bool CuptiTracer::Start() {
         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUPTI_ACTIVITY_KIND_OVERHEAD}) {
     window_kinds_[window_kind_count_++] = kind;
   }
-  if (!options_.graph_nodes) window_kinds_[window_kind_count_++] = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  if (!options_.graph_nodes) {
+    const Config* config = SessionConfig();
+    if (config != nullptr && config->capture.StartsPaused()) {
+      // Capture windows: GRAPH_TRACE on from now to the end, filtered per window by correlation id
+      // (graph_window_filter.h says why: switching it on mid-run crashed a real GPU's application).
+      r = api_.ActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+      if (r == CUPTI_SUCCESS) {
+        graph_trace_whole_run_ = true;
+        decoder_.SetGraphTraceFilter(&graph_filter_);
+      } else {
+        ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
+                         std::string("cuptiActivityEnable(GRAPH_TRACE) failed with ") +
+                             api_.ResultName(r, scratch, sizeof(scratch)) + "; graph launches have no GPU times");
+      }
+    } else {
+      window_kinds_[window_kind_count_++] = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+    }
+  }
   if (options_.memory_usage) {
     window_kinds_[window_kind_count_++] = CUPTI_ACTIVITY_KIND_MEMORY2;
     window_kinds_[window_kind_count_++] = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
@@ -283,6 +300,7 @@ void CuptiTracer::EnableWindowCallbacks(bool on) {
 
 void CuptiTracer::ApplyWindow(bool open) {
   if (open) {
+    if (graph_trace_whole_run_) graph_filter_.NextWindow();
     for (int i = 0; i < window_kind_count_; ++i) EnableKind(window_kinds_[i], true);
     EnableWindowCallbacks(true);
   } else {
@@ -379,6 +397,7 @@ void CuptiTracer::StartRawCapture() {
 }
 
 void CuptiTracer::OnGraphLaunch(uint32_t correlation_id, const void* graph_exec) {
+  if (graph_trace_whole_run_) graph_filter_.NoteLaunch(correlation_id);
   uint32_t exec_id = 0;
   if (api_.GetGraphExecId != nullptr) {
     api_.GetGraphExecId(static_cast<CUgraphExec>(const_cast<void*>(graph_exec)), &exec_id);

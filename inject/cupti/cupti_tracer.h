@@ -26,6 +26,7 @@
 #include "inject/cupti/activity_decoder.h"
 #include "inject/cupti/buffer_pool.h"
 #include "inject/cupti/cupti_api.h"
+#include "inject/cupti/graph_window_filter.h"
 
 namespace gt::cupti {
 
@@ -106,6 +107,10 @@ class CuptiTracer {
   CUpti_ActivityKind window_kinds_[16] = {};
   int window_kind_count_ = 0;
   uint32_t kind_failures_ = 0;  // bit per window kind index whose enable failed (reported once)
+  // GRAPH_TRACE enabled for the whole run while the session has capture windows (see
+  // graph_window_filter.h): launches note their ids, the decoder keeps the windows' records.
+  bool graph_trace_whole_run_ = false;
+  GraphWindowFilter graph_filter_;
 
   std::atomic<bool> applying_{false};
   bool applied_open_ = false;  // written only by the thread holding applying_

@@ -72,6 +72,35 @@ TEST(CudaProfilerWindow, EndNoneKeepsRecordingAfterTheFirstStop) {
   EXPECT_EQ(r.run.out.substr(0, 21), "kernel kind after: 1\n");
 }
 
+// A graph instantiated before the first window (the real CUPTI crashed the application when
+// GRAPH_TRACE was switched on after that; found on an H200 on 2026-11-26): GRAPH_TRACE stays on for
+// the whole run and only the launches inside a window keep their rows.
+TEST(CudaProfilerWindow, GraphsInstantiatedBeforeTheWindowKeepOnlyTheWindowsLaunches) {
+  TempDir dir;
+  CudaRun r = RunTraced(dir, {"graphwindow"},
+                        {{"GTRACE_CAPTURE_RANGE", "cudaProfilerApi"}, {"GTRACE_CAPTURE_RANGE_END", "repeat"}});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(r.run.out, "graph trace kind after: 1\n");
+  EXPECT_EQ(r.log.find("VIOLATION"), std::string::npos) << r.log;
+  EXPECT_EQ(r.run.err.find("VIOLATION"), std::string::npos) << r.run.err;
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE"), 3);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE "
+                   "s.value LIKE 'cudaGraphLaunch%'"),
+            3);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE g WHERE NOT EXISTS (SELECT 1 FROM "
+                   "CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = g.correlationId)"),
+            0);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE WHERE graphExecId = 8"), 3);
+  // Without windows the kind follows the (single, whole-run) window as before: all 6 launches.
+  CudaRun all = RunTraced(dir, {"graphwindow"}, {}, "all");
+  ASSERT_EQ(all.run.exit_code, 0) << all.run.err;
+  Db db_all(all.db);
+  EXPECT_EQ(db_all.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE"), 6);
+  EXPECT_EQ(all.log.find("VIOLATION"), std::string::npos) << all.log;
+}
+
 TEST(CudaNvtxWindow, FirstMatchingRangeOnly) {
   TempDir dir;
   CudaRun r = RunTraced(dir, {"nvtx"}, {{"GTRACE_CAPTURE_RANGE", "nvtx"}, {"GTRACE_NVTX_CAPTURE", "train"}});

@@ -342,6 +342,13 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (kind == CUPTI_ACTIVITY_KIND_KERNEL) fake::Log("VIOLATION serialising KERNEL kind enabled");
   fake::Log("enable " + std::to_string(static_cast<int>(kind)));
   std::lock_guard<std::mutex> lock(S().mu);
+  // The real CUPTI 13.0 (H200, driver 580, 2026-11-26) crashed the application at the next graph
+  // launch when GRAPH_TRACE was enabled after a graph had been instantiated: flagged here.
+  if (kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE && S().graph_execs > 0) {
+    std::fprintf(stderr, "fake-cupti: VIOLATION GRAPH_TRACE enabled after %u graph(s) were instantiated\n",
+                 S().graph_execs);
+    fake::Log("VIOLATION GRAPH_TRACE enabled after a graph was instantiated");
+  }
   S().kinds.insert(kind);
   return CUPTI_SUCCESS;
 }

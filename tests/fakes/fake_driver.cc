@@ -426,6 +426,10 @@ void* fake_GraphCreate(uint32_t graph_id) {
 
 void* fake_GraphInstantiate(void* graph, uint32_t graph_exec_id) {
   auto* handle = new uint32_t(graph_exec_id);
+  {
+    std::lock_guard<std::mutex> lock(S().mu);
+    ++S().graph_execs;
+  }
   CUpti_GraphData g;
   std::memset(&g, 0, sizeof(g));
   g.graph = reinterpret_cast<CUgraph>(graph);

@@ -54,6 +54,7 @@ struct State {
   std::set<uint32_t> devices_announced;
   std::set<std::string> names;  // stable storage for name pointers in records
   std::map<std::string, uint64_t> calls;
+  uint32_t graph_execs = 0;  // instantiated so far (GRAPH_TRACE enabled after one: see cuptiActivityEnable)
 };
 
 State& S();

@@ -195,6 +195,33 @@ int Profiler(int rounds) {
   return 0;
 }
 
+// graphwindow: a graph instantiated before any window, then launched once in each of: the gap before
+// window 1, window 1, the gap, window 2 (twice), the gap after. GRAPH_TRACE records of the launches
+// inside the windows (3) are kept, the others (3) dropped.
+int GraphWindow() {
+  uint32_t s = 0;
+  uint32_t ctx = Setup(&s);
+  void* graph = fake_GraphCreate(7);
+  uint32_t c = fake_ApiEnter(0, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000, nullptr);
+  void* exec = fake_GraphInstantiate(graph, 8);
+  fake_ApiExit(c, 6 * kUs, 0);
+  cudaGraphLaunch_v10000_params params{reinterpret_cast<cudaGraphExec_t>(exec), nullptr};
+  auto launch = [&](uint64_t gpu_ns) {
+    uint32_t id = fake_ApiEnter(0, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, &params);
+    fake_GraphTrace(0, ctx, s, id, 7, gpu_ns);
+    fake_ApiExit(id, 2500, 0);
+  };
+  launch(1000);  // before window 1
+  for (int w = 1; w <= 2; ++w) {
+    fake_Api(0, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1 * kUs);
+    for (int i = 0; i < w; ++i) launch(2000 + 1000 * w);
+    fake_Api(0, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 1 * kUs);
+    launch(9000);  // in the gap after window w
+  }
+  std::printf("graph trace kind after: %d\n", fake_KindEnabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+  return 0;
+}
+
 int Nvtx() {
   uint32_t s = 0;
   uint32_t ctx = Setup(&s);
@@ -292,6 +319,7 @@ int main(int argc, char** argv) {
   if (scenario == "basic") return Basic();
   if (scenario == "profiler") return Profiler(a > 0 ? a : 1);
   if (scenario == "nvtx") return Nvtx();
+  if (scenario == "graphwindow") return GraphWindow();
   if (scenario == "timed") return Timed();
   if (scenario == "fork") return Fork();
   if (scenario == "threads") return Threads(a, b);
