@@ -477,6 +477,12 @@ void Module::ThreadMain() {
     clock_offset_ns_ = MeasureOffset();
     StartCapture();
     SetUpDevices(visible);
+    // Once more, now that CUPTI has loaded libnvperf_host (it does so lazily, on this thread): exit
+    // handlers run last-registered-first, and the first registration (OnCudaInjection) predates
+    // nvperf's own static destructors, so at exit they ran before our teardown and
+    // cuptiPmSamplingDisable freed nvperf's destroyed objects ("double free or corruption",
+    // SIGABRT at every exit with PM sampling on an H200, 2026-11-26). OnExit runs once either way.
+    atexit(&ExitHook);
     uint64_t last_clock = NowNs();
     while (true) {
       bool stop;

@@ -2,7 +2,9 @@
 """Workload of the GPU-metrics check (scripts/gpu-check.d/30-metrics.sh).
 
 Two phases, each inside an NVTX range that ends with a synchronize (so the range covers its GPU work):
-  copy  a bandwidth-bound device-to-device copy kernel (torch's elementwise copy of a large tensor)
+  copy  a bandwidth-bound elementwise kernel: dst = -src over a large tensor (4 bytes read and 4
+        written per element, like a copy; a plain dst.copy_(src) is a cudaMemcpy DtoD on the copy
+        engine, no kernel at all: seen on an H200, where Nsight Compute then had nothing to measure)
   gemm  a tensor-core GEMM (fp16 matmul, 8192 x 8192)
 and optionally
   h2d   pinned host-to-device copies (PCIe RX for the GPU), then d2h (PCIe TX).
@@ -26,6 +28,10 @@ def nvtx_pop():
     torch.cuda.nvtx.range_pop()
 
 
+def copy_kernel(src, dst):
+    torch.neg(src, out=dst)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mode", choices=["run", "ncu", "time"], default="run")
@@ -43,13 +49,13 @@ def main():
     x = torch.randn(a.gemm_n, a.gemm_n, dtype=torch.float16, device=dev)
     y = torch.randn(a.gemm_n, a.gemm_n, dtype=torch.float16, device=dev)
     # Warm-up (cuBLAS heuristics, lazy module loading) outside the measured ranges.
-    dst.copy_(src)
+    copy_kernel(src, dst)
     z = x @ y
     torch.cuda.synchronize()
 
     if a.mode == "ncu":
         for _ in range(3):
-            dst.copy_(src)
+            copy_kernel(src, dst)
             z = x @ y
         torch.cuda.synchronize()
         print("ok")
@@ -59,13 +65,13 @@ def main():
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         for _ in range(a.iters):
-            dst.copy_(src)
+            copy_kernel(src, dst)
             z = x @ y
         torch.cuda.synchronize()
         print(f"elapsed_s={time.perf_counter() - t0:.6f}")
         return 0
 
-    for name, step in (("copy", lambda: dst.copy_(src)), ("gemm", lambda: torch.matmul(x, y, out=z))):
+    for name, step in (("copy", lambda: copy_kernel(src, dst)), ("gemm", lambda: torch.matmul(x, y, out=z))):
         nvtx_push(name)
         t_end = time.perf_counter() + a.seconds
         launched = 0
