@@ -28,6 +28,7 @@
 #include "collector/session.h"
 #include "inject/cupti/cupti_api.h"
 #include "inject/cupti/cupti_tracer.h"
+#include "inject/metrics/decode_trace.h"
 #include "inject/metrics/metric_catalog.h"
 #include "inject/metrics/metrics_fields.h"
 #include "inject/metrics/metrics_options.h"
@@ -60,6 +61,7 @@ struct Slot {
   std::atomic<uint64_t> decode_errors{0};
   // Metrics thread only.
   std::unique_ptr<PmSampler> sampler;
+  DecodeTrace trace;
   // Drain thread only.
   uint64_t emitted_version = 0;
   uint64_t emitted_session = 0;
@@ -422,6 +424,7 @@ void Module::DecodeAll(bool stop) {
         s->sampler.reset();
         continue;
       }
+      s->trace.Print(s->info.device_id, "start", NowNs());
     }
     // Decode only a started sampler (an enabled but never started one has nothing to decode; a closed
     // capture window keeps it so).
@@ -432,6 +435,11 @@ void Module::DecodeAll(bool stop) {
       if (!want) {
         s->sampler->Stop();
         ok = s->sampler->Decode(clock_offset_ns_, s->queue.get(), &stats) && ok;  // what arrived until the stop
+        s->trace.Add(stats);
+        s->trace.Print(s->info.device_id, "stop", NowNs());
+      } else {
+        s->trace.Add(stats);
+        s->trace.Print(s->info.device_id, "", NowNs());
       }
     }
     if (stats.overflows != 0)

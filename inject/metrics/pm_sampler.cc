@@ -1,5 +1,7 @@
 #include "inject/metrics/pm_sampler.h"
 
+#include <time.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -237,6 +239,9 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
     d.pCounterDataImage = counter_data_.data();
     d.counterDataImageSize = counter_data_.size();
     CUptiResult r = api_->PmDecodeData(&d);
+    ++stats->decode_calls;
+    stats->last_result = static_cast<uint32_t>(r);
+    stats->last_stop_reason = static_cast<uint32_t>(d.decodeStopReason);
     if (r == CUPTI_ERROR_OUT_OF_MEMORY) {
       // The hardware buffer overflowed (KEEP_OLDEST): what was decoded so far is still valid.
       ++stats->overflows;
@@ -258,6 +263,9 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
     }
     // Raw capture (metrics thread, capture mode only): the image as CUPTI filled it, what CUPTI said
     // about each sample and what the evaluation gave, written before the image is re-initialized.
+    stats->completed += info.numCompletedSamples;
+    timespec eval_t0{}, eval_t1{};
+    clock_gettime(CLOCK_MONOTONIC, &eval_t0);
     rawcap::MetricsCapture* cap = info.numCompletedSamples > 0 ? rawcap::MetricsCapture::Instance() : nullptr;
     std::vector<uint8_t> captured;
     for (size_t i = 0; i < info.numCompletedSamples; ++i) {
@@ -302,6 +310,9 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
       if (queue->Push(s))
         ++stats->samples;
     }
+    clock_gettime(CLOCK_MONOTONIC, &eval_t1);
+    stats->evaluate_ns += static_cast<uint64_t>((eval_t1.tv_sec - eval_t0.tv_sec) * 1000000000ll +
+                                                (eval_t1.tv_nsec - eval_t0.tv_nsec));
     if (cap != nullptr) {
       rawcap::MetricsPmData head{};
       head.device = device_id_;

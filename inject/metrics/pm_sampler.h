@@ -50,6 +50,13 @@ struct DecodeStats {
   uint64_t samples = 0;    // pushed into the queue
   uint32_t overflows = 0;  // decodes that reported a hardware-buffer overflow
   uint32_t decode_errors = 0;
+  // What CUPTI answered (GTRACE_GPU_METRICS_DEBUG and the loss line): decode calls, completed
+  // samples seen, time spent evaluating them, the last decode's result and stop reason.
+  uint32_t decode_calls = 0;
+  uint64_t completed = 0;
+  uint64_t evaluate_ns = 0;
+  uint32_t last_result = 0;
+  uint32_t last_stop_reason = 0;
 };
 
 // Sizes (bounded memory per sampled device: the hardware buffer is CUPTI's, in driver memory).

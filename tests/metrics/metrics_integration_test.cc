@@ -474,3 +474,26 @@ TEST(GpuMetrics, RealCuptiWithoutADriverFailsSoft) {
 
 }  // namespace
 }  // namespace gt::test
+
+namespace gt::test {
+namespace {
+
+// The 30-metrics capture on an H200 (2026-11-26) recorded no sample inside a 100 ms NVTX capture
+// window: sampling must start when the window opens and its samples must reach the export.
+TEST(GpuMetrics, NvtxCaptureWindowStartsSamplingAndKeepsItsSamples) {
+  TempDir dir;
+  TracedApp r = Traced(dir, "window",
+                       {{"GTRACE_GPU_METRICS_DEVICES", "all"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(21)},
+                        {"GTRACE_CAPTURE_RANGE", "nvtx"},
+                        {"GTRACE_NVTX_CAPTURE", "work"}});
+  RemoveLocks(Tag(21));
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(Count(r.log, "pm start"), 1) << r.log;
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_EQ(db.Int("SELECT count(DISTINCT timestamp) FROM GPU_METRICS"), 4);
+}
+
+}  // namespace
+}  // namespace gt::test

@@ -125,6 +125,27 @@ int Hold() {
   return 0;
 }
 
+// window: an NVTX range "work" of 150 ms, opened once the metrics thread is set up (the capture
+// window of 30-metrics' raw capture).
+int Window() {
+  fake_cuInit();
+  uint32_t ctx = fake_ContextCreate(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the metrics thread sets the device up
+  nvtxRangePushA("work");
+  Kernel(ctx, "window_kernel", 0, 10 * kUs);
+  if (!WaitRunning(0)) {
+    std::fprintf(stderr, "fake_metrics_app: PM sampling never started in the window\n");
+    return 3;
+  }
+  const uint64_t t = fake_CuptiNow();
+  for (int i = 0; i < 5; ++i)  // the first one is the warm-up sample gtrace discards
+    fake_PmSample(0, t + i * 100 * kUs, t + (i + 1) * 100 * kUs, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed=50");
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  nvtxRangePop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return 0;
+}
+
 int Nvtx() {
   fake_cuInit();
   uint32_t ctx = fake_ContextCreate(0);
@@ -217,6 +238,8 @@ int main(int argc, char** argv) {
     return Devices();
   if (scenario == "hold")
     return Hold();
+  if (scenario == "window")
+    return Window();
   if (scenario == "nvtx")
     return Nvtx();
   if (scenario == "kernels")
