@@ -30,6 +30,7 @@ class DecodeTrace {
     total_.samples += s.samples;
     total_.overflows += s.overflows;
     total_.decode_errors += s.decode_errors;
+    total_.stale += s.stale;
     if (s.decode_calls != 0) {
       total_.last_result = s.last_result;
       total_.last_stop_reason = s.last_stop_reason;
@@ -44,7 +45,8 @@ class DecodeTrace {
               ": decode calls " + std::to_string(t.decode_calls) + ", completed samples " +
               std::to_string(t.completed) + ", queued " + std::to_string(t.samples) + ", evaluate " +
               std::to_string(t.completed ? t.evaluate_ns / t.completed : 0) + " ns/sample, overflows " +
-              std::to_string(t.overflows) + ", errors " + std::to_string(t.decode_errors) + ", last result " +
+              std::to_string(t.overflows) + ", errors " + std::to_string(t.decode_errors) + " (stale timestamps " +
+              std::to_string(t.stale) + "), last result " +
               std::to_string(t.last_result) + ", last stop reason " + std::to_string(t.last_stop_reason));
   }
 

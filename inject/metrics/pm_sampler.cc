@@ -299,6 +299,12 @@ bool PmSampler::Decode(int64_t clock_offset_ns, SampleQueue* queue, DecodeStats*
       }
       if (si.endTimestamp < si.startTimestamp)
         continue;
+      if (si.endTimestamp <= last_end_raw_) {
+        ++stats->decode_errors;
+        ++stats->stale;
+        continue;
+      }
+      last_end_raw_ = si.endTimestamp;
       Sample s;
       s.end_ns = static_cast<uint64_t>(static_cast<int64_t>(si.endTimestamp) - clock_offset_ns);
       s.duration_ns = si.endTimestamp - si.startTimestamp;

@@ -49,7 +49,8 @@ struct DeviceInfo {
 struct DecodeStats {
   uint64_t samples = 0;    // pushed into the queue
   uint32_t overflows = 0;  // decodes that reported a hardware-buffer overflow
-  uint32_t decode_errors = 0;
+  uint32_t decode_errors = 0;  // samples CUPTI could not describe or evaluate, or whose time did not advance
+  uint32_t stale = 0;          // of those: end timestamp not after the last kept sample's
   // What CUPTI answered (GTRACE_GPU_METRICS_DEBUG and the loss line): decode calls, completed
   // samples seen, time spent evaluating them, the last decode's result and stop reason.
   uint32_t decode_calls = 0;
@@ -107,6 +108,10 @@ class PmSampler {
   std::vector<double> values_;
   bool running_ = false;
   bool discard_next_ = true;
+  // CUPTI's end timestamp of the last kept sample. On an H200 (CUDA 13.0, 2026-11-26) CUPTI handed
+  // out runs of samples whose end timestamps did not advance (9,446 samples with one timestamp in a
+  // 8 s run): they cannot be placed in time, so they are dropped and counted as decode errors.
+  uint64_t last_end_raw_ = 0;
 };
 
 }  // namespace gt::metrics

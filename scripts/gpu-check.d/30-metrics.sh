@@ -66,7 +66,9 @@ for what in pm range; do
   else
     flags=(--gpu-metrics-ranges=nvtx:copy)
   fi
-  args=(--mode run --seconds 0.1 --copy-mib 512)
+  # 0.5 s: on an H200 (2026-11-26) a 0.1 s "copy" window gave PM sampling no completed sample at all
+  # (the first samples came about 100 ms after the GPU got busy); a 0.5 s one gave 4,015.
+  args=(--mode run --seconds 0.5 --copy-mib 512)
   scenario="samples/cuda/gpu_metrics_workload.py ${args[*]}; gtrace profile -t cuda,nvtx ${flags[*]}"
   rm -rf "$work/cap-$what" "$capture_root/metrics-$what"
   mkdir -p "$capture_root/metrics-$what"

@@ -493,6 +493,8 @@ TEST(GpuMetrics, NvtxCaptureWindowStartsSamplingAndKeepsItsSamples) {
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   Db db(r.db);
   EXPECT_EQ(db.Int("SELECT count(DISTINCT timestamp) FROM GPU_METRICS"), 4);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GPU_METRICS WHERE value = 77"), 0);  // the two stale ones
+  EXPECT_EQ(db.Rows("SELECT samples, decodeErrors FROM GTRACE_GPU_METRICS_DEVICES"), (Rows{"4|2"}));
 }
 
 }  // namespace

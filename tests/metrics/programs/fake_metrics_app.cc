@@ -140,6 +140,9 @@ int Window() {
   const uint64_t t = fake_CuptiNow();
   for (int i = 0; i < 5; ++i)  // the first one is the warm-up sample gtrace discards
     fake_PmSample(0, t + i * 100 * kUs, t + (i + 1) * 100 * kUs, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed=50");
+  // Two whose end time does not advance (what the real CUPTI did on an H200): dropped, counted.
+  for (int i = 0; i < 2; ++i)
+    fake_PmSample(0, t + 4 * 100 * kUs, t + 5 * 100 * kUs, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed=77");
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   nvtxRangePop();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
