@@ -6,6 +6,8 @@
 // stream. Every test asserts the exact ranges per stream and per exported process, the stream's end
 // reason, and the exit status or signal the program has without gtrace.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <signal.h>
 
 #include <map>
@@ -286,7 +288,13 @@ void ExpectEndedBySignal(const std::string& mode, int sig, const std::string& re
   RunResult r = RunProgram({Program(), mode, "20"}, Traced(dir));
   EXPECT_EQ(r.term_signal, without.term_signal) << mode << ": " << r.err;
   EXPECT_EQ(r.exit_code, without.exit_code) << mode;
-  EXPECT_EQ(r.err, "") << mode;
+  // One line says where the process died (collector/crash_report.h): the signal, the thread, and
+  // the stack as module+offset with the program's own frames in it.
+  const std::string head = std::string("gtrace: the process got ") + (sig == SIGSEGV ? "SIGSEGV at address 0x" : "SIGABRT on thread ");
+  EXPECT_EQ(r.err.rfind(head, 0), 0u) << mode << ": " << r.err;
+  EXPECT_NE(r.err.find("'exit_modes'; its stack (module+file offset, innermost first): "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" < exit_modes+0x"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   std::vector<Stream> s = ReadAll(dir);
   ASSERT_EQ(s.size(), 1u) << mode;
   EXPECT_EQ(s[0].ranges, (Counts{{"before", 20}})) << mode;
