@@ -4,7 +4,7 @@
 # sync and API name; correlation joins; timestamps; NVTX containment; TARGET_INFO against
 # nvidia-smi; capture windows; graph node mode; memory usage; fork; CUDA_INJECTION64_PATH alone).
 # Appends PASS/FAIL/SKIP lines to $GT_RESULTS. Environment: see scripts/gpu-check.d/README.md.
-# expected-minutes: 2 (on one H100/H200; gpu-check.sh --list)
+# expected-minutes: 1 (measured: 4 s on an NVIDIA H200, 2026-11-26; gpu-check.sh --list)
 set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 10-cuda

@@ -7,7 +7,7 @@
 # (samples/cuda/torch_nvtx.py: torch.cuda.nvtx and emit_nvtx() around a matrix product's forward and
 # backward) with exact names, and nvtx_gpu_proj_sum projecting them onto the torch kernels
 # (torch_nvtx_check.py).
-# expected-minutes: 2 (on one H100/H200; gpu-check.sh --list)
+# expected-minutes: 1 (measured: 42 s on an NVIDIA H200, 2026-11-26; gpu-check.sh --list)
 set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 11-torch

@@ -24,7 +24,7 @@
 #    $OUT/capture/<gpu>-cuda<version>/nccl/; commit that directory as tests/data/gpu/<kind>/nccl/
 #    and replay.RealNcclCapture replays it in every CPU CI run.
 # Appends "PASS|FAIL|SKIP 20-nccl: ..." lines to $GT_RESULTS.
-# expected-minutes: 5 (on one H100/H200; gpu-check.sh --list)
+# expected-minutes: 1 (measured: 37 s on an NVIDIA H200, 2026-11-26; gpu-check.sh --list)
 set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 20-nccl

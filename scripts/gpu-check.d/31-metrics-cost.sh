@@ -6,7 +6,7 @@
 #  4. The range profiler: NVTX mode (DRAM bytes read in "copy" within 10 % of copies x size) and
 #     kernel mode (every per-kernel row mapped to a traced kernel; its gpu__time_duration within 25 %).
 # Counters unavailable (no permission, DCGM holding them): SKIP with gtrace's own line.
-# expected-minutes: 3 (on one H100/H200; gpu-check.sh --list)
+# expected-minutes: 1 (measured: 46 s on an NVIDIA H200, 2026-11-26; gpu-check.sh --list)
 set -u
 . "$GT_SRC/scripts/gpu-check.d/common.bash"
 gt_require_gpu 31-metrics-cost
