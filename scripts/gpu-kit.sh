@@ -96,6 +96,25 @@ cp "$SRC/scripts/gpu-check.sh" "$KIT/scripts/"
 cp -r "$SRC/scripts/gpu-check.d" "$KIT/scripts/"
 (cd "$SRC" && find samples -name '*.py' -print0 | xargs -0 -I{} cp --parents {} "$KIT/")
 cp "$SRC/tests/viewers/kineto_check.py" "$KIT/tests/viewers/"
+# The GPU benchmarks (90-bench): their scripts, and the launch-overhead program when this build has it
+# (it needs nvcc and libcupti at configure time; it links libcupti, found on the GPU machine).
+mkdir -p "$KIT/bench/launch_overhead" "$KIT/bench/torch_e2e"
+cp "$SRC/bench/launch_overhead/run.sh" "$SRC/bench/launch_overhead/torch_launch.py" "$KIT/bench/launch_overhead/"
+cp "$SRC/bench/torch_e2e/run.sh" "$SRC/bench/torch_e2e/torch_e2e.py" "$KIT/bench/torch_e2e/"
+if [ -x "$BUILD/bin/launch_overhead" ]; then
+  # The program has no RUNPATH into the kit: a wrapper finds its libcudart in the kit and libcupti
+  # where the GPU machine's CUDA keeps it.
+  cp "$BUILD/bin/launch_overhead" "$KIT/bin/launch_overhead.bin"
+  strip --strip-debug "$KIT/bin/launch_overhead.bin" 2>/dev/null || true
+  cat >"$KIT/bin/launch_overhead" <<'SH'
+#!/usr/bin/env bash
+kit=$(cd "$(dirname "$0")/.." && pwd)
+cuda=${CUDA_HOME:-/usr/local/cuda}
+export LD_LIBRARY_PATH="$kit/lib:$cuda/lib64:$cuda/extras/CUPTI/lib64:$cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+exec "$kit/bin/launch_overhead.bin" "$@"
+SH
+  chmod +x "$KIT/bin/launch_overhead"
+fi
 cp -r "$SRC/tests/viewers/protos" "$KIT/tests/viewers/"
 find "$KIT" -name __pycache__ -prune -exec rm -rf {} +
 cat >"$KIT/gpu-check.sh" <<'SH'
