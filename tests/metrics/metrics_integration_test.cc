@@ -45,7 +45,7 @@ TracedApp Traced(const TempDir& dir,
   o.env["FAKE_CUPTI_LOG"] = dir.File(name + ".log");
   for (const char* v : {"FAKE_CUPTI_PM_ENABLE_RESULT", "FAKE_CUPTI_PM_AVAILABILITY_RESULT",
                         "FAKE_CUPTI_PM_START_RESULT", "FAKE_CUPTI_REJECT_METRICS", "FAKE_CUPTI_MULTIPASS_METRICS",
-                        "FAKE_CUDA_DEVICE_COUNT", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                        "FAKE_CUDA_DEVICE_COUNT", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "FAKE_CUPTI_HOST_DELAY_MS", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                         "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
     o.unset_env.push_back(v);
   }
@@ -454,6 +454,28 @@ TEST(RangeProfiler, KernelModeMapsRangesToKernelsAndWarns) {
   EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_RANGE_METRICS r JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON "
                    "k.correlationId = r.correlationId AND k.start = r.kernelStart"),
             10);
+}
+
+// Replaying the H200's range-profiler capture crashed the application at exit (SIGSEGV in
+// libnvperf_host): it exited while gtrace's metrics thread was still selecting metrics, and
+// libcupti's objects, made when it was loaded by that selection, were freed by exit handlers that
+// ran before gtrace's. The fake models that lifetime (a host call after its exit handler is a
+// VIOLATION) and makes each ConfigAddMetrics take 100 ms, so the selection (about 20 of them) is
+// still running when `plain` exits after 200 ms: gtrace's exit hook must run first and cancel it.
+TEST(RangeProfiler, ExitDuringMetricSelectionCancelsItBeforeCuptiIsDestroyed) {
+  TempDir dir;
+  TracedApp r = Traced(dir, "plain",
+                       {{"GTRACE_GPU_METRICS_RANGES", "nvtx:step"},
+                        {"FAKE_CUPTI_HOST_DELAY_MS", "100"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(13)}});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(Count(r.run.err, "VIOLATION"), 0) << r.run.err;
+  EXPECT_EQ(Count(r.log, "VIOLATION"), 0) << r.log;
+  EXPECT_EQ(Count(r.log, "range enable"), 0);  // nothing was armed
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE text = 'work'"), 1);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 1);
 }
 
 TEST(GpuMetrics, RealCuptiWithoutADriverFailsSoft) {
