@@ -503,11 +503,12 @@ void Module::ThreadMain() {
     // first, so load them with one harmless host call and register again before the metric
     // selection: a process that exits while the selection's tens of host calls run then stops the
     // selection (exiting_) instead of crashing in CUPTI's destroyed objects (SIGSEGV in
-    // libnvperf_host, found replaying the H200's range-profiler capture, 2026-11-26).
+    // libnvperf_host, found replaying the H200's range-profiler capture, 2026-11-26). The set-up
+    // still runs when the exit has begun: its one-line reasons (no permission, no driver) matter
+    // most for a short run, and the exit hook waits for it (3 s at most).
     LoadHostLibrary();
     atexit(&ExitHook);
-    if (!exiting_.load(std::memory_order_acquire))
-      SetUpDevices(visible);
+    SetUpDevices(visible);
     // Once more, now that CUPTI has loaded libnvperf_host (it does so lazily, on this thread): exit
     // handlers run last-registered-first, and the first registration (OnCudaInjection) predates
     // nvperf's own static destructors, so at exit they ran before our teardown and
