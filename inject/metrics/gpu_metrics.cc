@@ -220,9 +220,12 @@ bool Module::Init() {
   RegisterEmitter(&EmitHook);
   state_.store(static_cast<uint32_t>(ModuleState::kActive), std::memory_order_release);
   if (options_.range_mode == RangeMode::kKernel) {
+    // One line for both costs. The second is CUPTI's (seen on an H200 with CUDA 13.0): the kernels it
+    // profiles come back as activity records without timestamps, which gtrace cannot repair.
     PrintLine(
         "--gpu-metrics-ranges=kernel: CUPTI's range profiler serialises every kernel launch (and replays "
-        "kernels); expect the application to run slower while it is on");
+        "kernels); expect the application to run slower while it is on, and the kernels it profiles to have no "
+        "timestamps from CUPTI (no kernel rows: their metrics rows name the launch's correlation id)");
   }
   return true;
 }

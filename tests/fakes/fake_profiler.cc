@@ -13,7 +13,10 @@
 //    it fills up); results of Enable / GetCounterAvailability / Start can be forced with
 //    FAKE_CUPTI_PM_ENABLE_RESULT / FAKE_CUPTI_PM_AVAILABILITY_RESULT / FAKE_CUPTI_PM_START_RESULT;
 //  - range profiler: user ranges (push/pop) and auto ranges (one per fake_Kernel while started),
-//    each with the values set by fake_RangeSetValues; FAKE_CUPTI_RANGE_ENABLE_RESULT forces Enable;
+//    each with the values set by fake_RangeSetValues; FAKE_CUPTI_RANGE_ENABLE_RESULT forces Enable.
+//    Auto ranges as a real H200 gave them (31-metrics-cost kernel mode, 2026-11-26): named by a
+//    count per profiler object that goes on across passes, and the kernels they profiled delivered
+//    as activity records without timestamps (fake_Kernel);
 //  - host library lifetime, as the real one's (replaying the H200 range-profiler capture,
 //    2026-11-26: libcupti's objects made when it was loaded were freed by exit handlers while
 //    gtrace's metrics thread was still selecting metrics -> SIGSEGV in libnvperf_host): the first
@@ -594,7 +597,9 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params* p
   std::lock_guard<std::mutex> lock(P().mu);
   p->pRangeProfilerObject->started = true;
   p->pRangeProfilerObject->pass.clear();
-  p->pRangeProfilerObject->auto_index = 0;
+  // auto_index is not reset: CUPTI names auto ranges by a count kept per profiler object since
+  // Enable, not per pass (H200, CUDA 13.0, 2026-11-26: a second pass's 7 ranges were named "3"
+  // to "9", their indices in the image 0 to 6).
   p->pRangeProfilerObject->dropped = 0;
   return CUPTI_SUCCESS;
 }
@@ -793,9 +798,11 @@ void fake_MarkDriverInitialized(void) {
   P().initialized = true;
 }
 
-void fake_RangeOnKernel(uint32_t context_id) {
+// Returns 1 when an auto-range pass on the kernel's context profiled it.
+int fake_RangeOnKernel(uint32_t context_id) {
   CUcontext ctx = reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0x1000 + context_id));
   std::lock_guard<std::mutex> lock(P().mu);
+  int profiled = 0;
   for (CUpti_RangeProfiler_Object* o : P().ranges) {
     if (o->ctx != ctx || !o->started || o->range != CUPTI_AutoRange)
       continue;
@@ -806,7 +813,9 @@ void fake_RangeOnKernel(uint32_t context_id) {
         values[i] = it->second + o->auto_index;  // distinct per kernel
     }
     o->pass.emplace_back(std::to_string(o->auto_index++), values);
+    profiled = 1;
   }
+  return profiled;
 }
 
 }  // extern "C"
