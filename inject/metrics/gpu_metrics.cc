@@ -90,6 +90,7 @@ class Module {
  private:
   bool WaitForDriver(uint32_t* visible);
   void StartCapture();
+  void LoadHostLibrary();
   void SetUpDevices(uint32_t visible);
   bool InitProfiler();
   void SetState(Slot* s, uint32_t state, const std::string& reason);
@@ -126,6 +127,7 @@ class Module {
   std::condition_variable run_cv_;
   bool stop_requested_ = false;          // under run_mu_
   bool thread_done_ = false;             // under run_mu_
+  std::atomic<bool> exiting_{false};     // set by OnExit (exiting thread), read by the metrics thread
   int64_t clock_offset_ns_ = 0;          // metrics thread
   bool same_clock_ = false;              // set before the thread starts
   bool profiler_initialized_ = false;    // metrics thread
@@ -218,9 +220,12 @@ bool Module::Init() {
   RegisterEmitter(&EmitHook);
   state_.store(static_cast<uint32_t>(ModuleState::kActive), std::memory_order_release);
   if (options_.range_mode == RangeMode::kKernel) {
+    // One line for both costs. The second is CUPTI's (seen on an H200 with CUDA 13.0): the kernels it
+    // profiles come back as activity records without timestamps, which gtrace cannot repair.
     PrintLine(
         "--gpu-metrics-ranges=kernel: CUPTI's range profiler serialises every kernel launch (and replays "
-        "kernels); expect the application to run slower while it is on");
+        "kernels); expect the application to run slower while it is on, and the kernels it profiles to have no "
+        "timestamps from CUPTI (no kernel rows: their metrics rows name the launch's correlation id)");
   }
   return true;
 }
@@ -334,7 +339,7 @@ void Module::SetUpDevices(uint32_t visible) {
       for (uint32_t d = 0; d < visible; ++d)
         all.push_back(d);
       ranges_.Prepare(&api_, &driver_, options_, range_requests_,
-                      options_.range_mode == RangeMode::kNvtx ? all : range_devices);
+                      options_.range_mode == RangeMode::kNvtx ? all : range_devices, &exiting_);
     }
   }
   if (!options_.Sampling())
@@ -477,6 +482,17 @@ void Module::StartCapture() {
   }
 }
 
+// Metrics thread: makes CUPTI load its host library (libnvperf_host) now; see ThreadMain.
+void Module::LoadHostLibrary() {
+  if (!options_.Sampling() && options_.range_mode == RangeMode::kOff)
+    return;
+  if (!api_.host_ok || api_.HostGetSupportedChips == nullptr)
+    return;
+  CUpti_Profiler_Host_GetSupportedChips_Params p{};
+  p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
+  api_.HostGetSupportedChips(&p);  // the answer is not needed; a failure shows up in the selection
+}
+
 void Module::ThreadMain() {
   t_gt_thread.internal = true;
   ::prctl(PR_SET_NAME, "gtrace-metrics", 0, 0, 0);
@@ -484,6 +500,17 @@ void Module::ThreadMain() {
   if (WaitForDriver(&visible)) {
     clock_offset_ns_ = MeasureOffset();
     StartCapture();
+    // The exit hook must run before the static destructors of libcupti and libnvperf_host, which
+    // register themselves when they are loaded -- lazily, by the first host-API call on this
+    // thread, and (replayed captures) libcupti itself only then. Exit handlers run last-registered-
+    // first, so load them with one harmless host call and register again before the metric
+    // selection: a process that exits while the selection's tens of host calls run then stops the
+    // selection (exiting_) instead of crashing in CUPTI's destroyed objects (SIGSEGV in
+    // libnvperf_host, found replaying the H200's range-profiler capture, 2026-11-26). The set-up
+    // still runs when the exit has begun: its one-line reasons (no permission, no driver) matter
+    // most for a short run, and the exit hook waits for it (3 s at most).
+    LoadHostLibrary();
+    atexit(&ExitHook);
     SetUpDevices(visible);
     // Once more, now that CUPTI has loaded libnvperf_host (it does so lazily, on this thread): exit
     // handlers run last-registered-first, and the first registration (OnCudaInjection) predates
@@ -530,6 +557,7 @@ void Module::ThreadMain() {
 void Module::OnExit() {
   if (!active() || static_cast<uint32_t>(getpid()) != pid_)
     return;
+  exiting_.store(true, std::memory_order_release);  // cancels a metric selection in progress
   {
     std::unique_lock<std::mutex> lock(run_mu_);
     stop_requested_ = true;

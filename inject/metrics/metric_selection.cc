@@ -175,8 +175,16 @@ Selection SelectMetrics(const ProfilerApi& api,
                         const std::string& chip,
                         const uint8_t* availability,
                         ProfilerKind kind,
-                        const std::vector<MetricRequest>& requests) {
+                        const std::vector<MetricRequest>& requests,
+                        const std::atomic<bool>* cancel) {
   Selection sel;
+  auto cancelled = [&] {
+    if (cancel == nullptr || !cancel->load(std::memory_order_acquire))
+      return false;
+    sel = Selection();
+    sel.error = kSelectionCancelled;
+    return true;
+  };
   if (!api.host_ok) {
     sel.error = "this libcupti has no Profiler Host API (CUDA 12.6 or newer is needed)";
     return sel;
@@ -194,6 +202,8 @@ Selection SelectMetrics(const ProfilerApi& api,
   std::vector<std::vector<std::string>> viable(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     for (const std::string& candidate : requests[i].candidates) {
+      if (cancelled())
+        return sel;
       std::string why = TryAlone(api, chip, availability, kind, candidate);
       if (why.empty()) {
         viable[i].push_back(candidate);
@@ -219,6 +229,8 @@ Selection SelectMetrics(const ProfilerApi& api,
   std::vector<uint8_t> image;
   std::string why;
   for (size_t i = 0; i < requests.size(); ++i) {
+    if (cancelled())
+      return sel;
     if (viable[i].empty())
       continue;
     bool placed = false;
@@ -260,6 +272,8 @@ Selection SelectMetrics(const ProfilerApi& api,
     sel.metrics.push_back(std::move(m));
   }
   // 3. The final set's config image.
+  if (cancelled())
+    return sel;
   if (!sel.metrics.empty()) {
     if (Fits(api, chip, availability, kind, sel.CuptiNames(), &image, &why)) {
       sel.config_image = std::move(image);

@@ -13,6 +13,7 @@
 // Runs on gtrace's metrics thread (or a test's); reentrant; no gtrace state.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,12 +46,17 @@ struct Selection {
   std::vector<const char*> CuptiNames() const;
 };
 
-// `availability` may be null (then runtime restrictions are not taken into account).
+// `availability` may be null (then runtime restrictions are not taken into account). `cancel`, when
+// set by another thread (the process is exiting), ends the selection before its next host call with
+// kSelectionCancelled: the selection makes tens of host calls, and CUPTI's static objects are
+// destroyed by exit handlers while a thread still inside the host API crashes the host.
+inline constexpr const char* kSelectionCancelled = "metric selection cancelled: the process is exiting";
 Selection SelectMetrics(const ProfilerApi& api,
                         const std::string& chip,
                         const uint8_t* availability,
                         ProfilerKind kind,
-                        const std::vector<MetricRequest>& requests);
+                        const std::vector<MetricRequest>& requests,
+                        const std::atomic<bool>* cancel = nullptr);
 
 // RAII host object (cuptiProfilerHostInitialize / Deinitialize). Used by the selection and by the
 // decoders (EvaluateToGpuValues needs a host object configured with the same metrics).

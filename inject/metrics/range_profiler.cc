@@ -62,11 +62,15 @@ void RangeProfiler::Prepare(const ProfilerApi* api,
                             const DriverApi* driver,
                             const MetricsOptions& options,
                             const std::vector<MetricRequest>& requests,
-                            const std::vector<uint32_t>& devices) {
+                            const std::vector<uint32_t>& devices,
+                            const std::atomic<bool>* exiting) {
   api_ = api;
   driver_ = driver;
   options_ = options;
+  auto is_exiting = [&] { return exiting != nullptr && exiting->load(std::memory_order_acquire); };
   for (uint32_t d : devices) {
+    if (is_exiting())
+      return;
     auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = d;
     if (api->DeviceGetChipName(&chip) != CUPTI_SUCCESS || chip.pChipName == nullptr)
@@ -80,7 +84,9 @@ void RangeProfiler::Prepare(const ProfilerApi* api,
         continue;
     }
     sel = std::make_shared<ChipSelection>();
-    sel->selection = SelectMetrics(*api, name, nullptr, ProfilerKind::kRangeProfiler, requests);
+    sel->selection = SelectMetrics(*api, name, nullptr, ProfilerKind::kRangeProfiler, requests, exiting);
+    if (is_exiting())
+      return;  // cancelled half-way: arm nothing
     sel->names = sel->selection.CuptiNames();
     std::lock_guard<std::mutex> lock(mu_);
     chips_[name] = sel;

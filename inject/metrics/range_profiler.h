@@ -84,12 +84,14 @@ class RangeProfiler {
   RangeProfiler& operator=(const RangeProfiler&) = delete;
 
   // Metrics thread, once the driver is up: selects the metric list for every chip among `devices`
-  // (CUDA ordinals), then arms the NVTX hooks (NVTX mode).
+  // (CUDA ordinals), then arms the NVTX hooks (NVTX mode). `exiting` (set by the exit hook) cancels
+  // the selection between host calls; nothing is armed then.
   void Prepare(const ProfilerApi* api,
                const DriverApi* driver,
                const MetricsOptions& options,
                const std::vector<MetricRequest>& requests,
-               const std::vector<uint32_t>& devices);
+               const std::vector<uint32_t>& devices,
+               const std::atomic<bool>* exiting = nullptr);
 
   // NVTX hooks (application threads). `domain_name` nullptr = default domain.
   void OnNvtxPush(const char* domain_name,

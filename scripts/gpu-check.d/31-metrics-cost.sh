@@ -4,7 +4,9 @@
 #  3. Overhead: the timed copy+GEMM loop under gtrace (-t cuda,nvtx) with and without 10 kHz sampling,
 #     alternated, 3 runs each: the median slowdown is reported; FAIL above 5 %.
 #  4. The range profiler: NVTX mode (DRAM bytes read in "copy" within 10 % of copies x size) and
-#     kernel mode (every per-kernel row mapped to a traced kernel; its gpu__time_duration within 25 %).
+#     kernel mode (every per-kernel row mapped to its kernel launch, its gpu__time_duration inside the
+#     launch call; within 25 % of the traced kernel's duration where CUPTI gave the kernel timestamps --
+#     on an H200 with CUDA 13.0 it gave the profiled kernels none: a SKIP that says so).
 # Counters unavailable (no permission, DCGM holding them): SKIP with gtrace's own line.
 # expected-minutes: 1 (measured: 46 s on an NVIDIA H200, 2026-11-26; gpu-check.sh --list)
 set -u

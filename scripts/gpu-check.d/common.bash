@@ -40,9 +40,10 @@ gt_timeout() {
 # The part sets `name` (its label) before its first result.
 res() { echo "$1 $name/$2: $3" | tee -a "$GT_RESULTS"; }
 
-# relay: turns the "PASS check: text" / "FAIL check: text" lines a helper script prints into results.
+# relay: turns the "PASS check: text" / "FAIL check: text" / "SKIP check: text" lines a helper script
+# prints into results.
 relay() { while IFS= read -r line; do
-  case "$line" in PASS\ *|FAIL\ *) v=${line%% *}; rest=${line#* }; res "$v" "${rest%%:*}" "${rest#*: }";; esac; done; }
+  case "$line" in PASS\ *|FAIL\ *|SKIP\ *) v=${line%% *}; rest=${line#* }; res "$v" "${rest%%:*}" "${rest#*: }";; esac; done; }
 
 # gt_metrics_setup PART: the setup 30-metrics and 31-metrics-cost share. Ends the part with a SKIP
 # when there is no PyTorch with CUDA; otherwise sets py, work (emptied), gtrace, wl (the workload),

@@ -119,6 +119,7 @@ void fake_RangeSetValues(const char* spec);
 // not yet delivered; recorded range passes (and the NVTX range name that delimited the first).
 uint32_t fake_MetricsReplayPmLeft(void);
 uint32_t fake_MetricsReplayRangePasses(char* nvtx_name, size_t name_bytes);
+uint32_t fake_MetricsReplayRangeLeft(void); /* recorded range images not yet decoded */
 
 /* --- Replay of a raw capture (fake_replay.cc, docs/capture.md) --------------------------------
  * Delivers the callbacks and activity buffers of a capture written by GTRACE_RAW_CAPTURE_DIR, in

@@ -240,6 +240,14 @@ uint32_t fake_MetricsReplayPmLeft(void) {
   return static_cast<uint32_t>(r->capture.pm_data.size() - r->next_pm);
 }
 
+uint32_t fake_MetricsReplayRangeLeft(void) {
+  fake::Replay* r = fake::Load();
+  if (r == nullptr)
+    return 0;
+  std::lock_guard<std::mutex> lock(r->mu);
+  return static_cast<uint32_t>(r->capture.range_data.size() - r->next_range);
+}
+
 uint32_t fake_MetricsReplayRangePasses(char* nvtx_name, size_t name_bytes) {
   fake::Replay* r = fake::Load();
   if (r == nullptr || r->capture.range_data.empty())

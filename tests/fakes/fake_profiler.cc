@@ -13,7 +13,17 @@
 //    it fills up); results of Enable / GetCounterAvailability / Start can be forced with
 //    FAKE_CUPTI_PM_ENABLE_RESULT / FAKE_CUPTI_PM_AVAILABILITY_RESULT / FAKE_CUPTI_PM_START_RESULT;
 //  - range profiler: user ranges (push/pop) and auto ranges (one per fake_Kernel while started),
-//    each with the values set by fake_RangeSetValues; FAKE_CUPTI_RANGE_ENABLE_RESULT forces Enable;
+//    each with the values set by fake_RangeSetValues; FAKE_CUPTI_RANGE_ENABLE_RESULT forces Enable.
+//    Auto ranges as a real H200 gave them (31-metrics-cost kernel mode, 2026-11-26): named by a
+//    count per profiler object that goes on across passes, and the kernels they profiled delivered
+//    as activity records without timestamps (fake_Kernel);
+//  - host library lifetime, as the real one's (replaying the H200 range-profiler capture,
+//    2026-11-26: libcupti's objects made when it was loaded were freed by exit handlers while
+//    gtrace's metrics thread was still selecting metrics -> SIGSEGV in libnvperf_host): the first
+//    host-API call registers an exit handler that "destroys" the host library; a host call after
+//    it prints "fake-cupti: VIOLATION ... after CUPTI's host library was destroyed" and fails.
+//    FAKE_CUPTI_HOST_DELAY_MS slows each cuptiProfilerHostConfigAddMetrics (the real one takes
+//    milliseconds), so a test can exit while a selection runs;
 //  - driver: FAKE_CUDA_DEVICE_COUNT devices (default 1) answering only after fake_cuInit returned;
 //    a context made by fake_ContextCreate is current on its thread and makes its device's
 //    primary context "active". FAKE_CUDA_UUID_TAG (hex) sets bytes 12-14 of every UUID.
@@ -26,6 +36,10 @@
 #include <cupti_target.h>
 #include <dlfcn.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -193,13 +207,36 @@ void FakeUuid(uint32_t device, unsigned char out[16]) {
   }
   out[15] = static_cast<unsigned char>(0x40 + device);
 }
+
+// The host library's lifetime (see the top of this file). Any thread.
+std::atomic<int> g_host_state{0};  // 0 never used, 1 loaded, 2 destroyed by an exit handler
+void HostDestroyedAtExit() {
+  g_host_state.store(2);
+}
+bool HostEnter(const char* function) {
+  int never = 0;
+  if (g_host_state.compare_exchange_strong(never, 1))
+    atexit(&HostDestroyedAtExit);
+  if (g_host_state.load() == 2) {
+    std::fprintf(stderr, "fake-cupti: VIOLATION %s called after CUPTI's host library was destroyed at exit\n",
+                 function);
+    Log(std::string("VIOLATION host API after exit: ") + function);
+    return false;
+  }
+  return true;
+}
 }  // namespace fake
+
+#define FAKE_HOST_ENTER()              \
+  if (!fake::HostEnter(__func__))      \
+  return CUPTI_ERROR_UNKNOWN
 
 extern "C" {
 
 // --- Profiler Host API ---------------------------------------------------------------------------
 
 CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostInitialize)>(dlsym(real, "cuptiProfilerHostInitialize"))(p);
   if (!Sized(p) || p->pChipName == nullptr)
@@ -211,6 +248,7 @@ CUptiResult CUPTIAPI cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostDeinitialize)>(dlsym(real, "cuptiProfilerHostDeinitialize"))(
         p);
@@ -221,6 +259,7 @@ CUptiResult CUPTIAPI cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitial
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetSupportedChips(CUpti_Profiler_Host_GetSupportedChips_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostGetSupportedChips)>(
         dlsym(real, "cuptiProfilerHostGetSupportedChips"))(p);
@@ -234,6 +273,9 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetSupportedChips(CUpti_Profiler_Host_GetS
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
+  FAKE_HOST_ENTER();
+  if (const char* delay = getenv("FAKE_CUPTI_HOST_DELAY_MS"))
+    usleep(static_cast<useconds_t>(atoi(delay)) * 1000);
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostConfigAddMetrics)>(
         dlsym(real, "cuptiProfilerHostConfigAddMetrics"))(p);
@@ -253,6 +295,7 @@ CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_Confi
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostGetConfigImageSize)>(
         dlsym(real, "cuptiProfilerHostGetConfigImageSize"))(p);
@@ -266,6 +309,7 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_Get
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostGetConfigImage)>(
         dlsym(real, "cuptiProfilerHostGetConfigImage"))(p);
@@ -281,6 +325,7 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConf
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostGetNumOfPasses)>(
         dlsym(real, "cuptiProfilerHostGetNumOfPasses"))(p);
@@ -293,6 +338,7 @@ CUptiResult CUPTIAPI cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumO
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostEvaluateToGpuValues)>(
         dlsym(real, "cuptiProfilerHostEvaluateToGpuValues"))(p);
@@ -317,6 +363,7 @@ CUptiResult CUPTIAPI cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_Ev
 }
 
 CUptiResult CUPTIAPI cuptiProfilerHostGetMetricProperties(CUpti_Profiler_Host_GetMetricProperties_Params* p) {
+  FAKE_HOST_ENTER();
   if (void* real = fake::RealHostHandle())
     return reinterpret_cast<decltype(&::cuptiProfilerHostGetMetricProperties)>(
         dlsym(real, "cuptiProfilerHostGetMetricProperties"))(p);
@@ -550,7 +597,9 @@ CUptiResult CUPTIAPI cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params* p
   std::lock_guard<std::mutex> lock(P().mu);
   p->pRangeProfilerObject->started = true;
   p->pRangeProfilerObject->pass.clear();
-  p->pRangeProfilerObject->auto_index = 0;
+  // auto_index is not reset: CUPTI names auto ranges by a count kept per profiler object since
+  // Enable, not per pass (H200, CUDA 13.0, 2026-11-26: a second pass's 7 ranges were named "3"
+  // to "9", their indices in the image 0 to 6).
   p->pRangeProfilerObject->dropped = 0;
   return CUPTI_SUCCESS;
 }
@@ -749,9 +798,11 @@ void fake_MarkDriverInitialized(void) {
   P().initialized = true;
 }
 
-void fake_RangeOnKernel(uint32_t context_id) {
+// Returns 1 when an auto-range pass on the kernel's context profiled it.
+int fake_RangeOnKernel(uint32_t context_id) {
   CUcontext ctx = reinterpret_cast<CUcontext>(static_cast<uintptr_t>(0x1000 + context_id));
   std::lock_guard<std::mutex> lock(P().mu);
+  int profiled = 0;
   for (CUpti_RangeProfiler_Object* o : P().ranges) {
     if (o->ctx != ctx || !o->started || o->range != CUPTI_AutoRange)
       continue;
@@ -762,7 +813,9 @@ void fake_RangeOnKernel(uint32_t context_id) {
         values[i] = it->second + o->auto_index;  // distinct per kernel
     }
     o->pass.emplace_back(std::to_string(o->auto_index++), values);
+    profiled = 1;
   }
+  return profiled;
 }
 
 }  // extern "C"

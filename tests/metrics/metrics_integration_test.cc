@@ -45,7 +45,7 @@ TracedApp Traced(const TempDir& dir,
   o.env["FAKE_CUPTI_LOG"] = dir.File(name + ".log");
   for (const char* v : {"FAKE_CUPTI_PM_ENABLE_RESULT", "FAKE_CUPTI_PM_AVAILABILITY_RESULT",
                         "FAKE_CUPTI_PM_START_RESULT", "FAKE_CUPTI_REJECT_METRICS", "FAKE_CUPTI_MULTIPASS_METRICS",
-                        "FAKE_CUDA_DEVICE_COUNT", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                        "FAKE_CUDA_DEVICE_COUNT", "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "FAKE_CUPTI_HOST_DELAY_MS", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                         "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
     o.unset_env.push_back(v);
   }
@@ -435,6 +435,9 @@ TEST(RangeProfiler, NvtxRangesGetTheirOwnCounters) {
             15);
 }
 
+// The fake profiles kernels as the H200 did (fake_profiler.cc): auto-range names count on across
+// passes, and a profiled kernel's activity record has no timestamps, so it has no kernel row; each
+// range is mapped to its launch call by its index in the pass.
 TEST(RangeProfiler, KernelModeMapsRangesToKernelsAndWarns) {
   TempDir dir;
   TracedApp r = Traced(dir, "kernels",
@@ -445,15 +448,97 @@ TEST(RangeProfiler, KernelModeMapsRangesToKernelsAndWarns) {
   std::vector<std::string> lines = GtraceLines(r.run.err);
   ASSERT_EQ(lines.size(), 1u) << r.run.err;
   EXPECT_NE(lines[0].find("serialises every kernel launch"), std::string::npos);
+  EXPECT_NE(lines[0].find("no timestamps from CUPTI"), std::string::npos);
   EXPECT_EQ(Count(r.log, "range config auto replay 2"), Count(r.log, "range decode"));
   ASSERT_FALSE(r.db.empty()) << r.export_err;
+  EXPECT_NE(r.export_err.find("5 kernel-mode ranges are mapped to their launch only"), std::string::npos)
+      << r.export_err;
   Db db(r.db);
-  EXPECT_EQ(db.Rows("SELECT r.rangeName, s.value, r.value FROM GTRACE_RANGE_METRICS r JOIN StringIds s ON s.id = "
-                    "r.kernelName WHERE r.cuptiName = 'sm__inst_executed.sum' ORDER BY r.kernelStart"),
-            (Rows{"0|ka|5000.0", "1|kb|5001.0", "2|kc|5002.0", "0|kd|5000.0", "1|ke|5001.0"}));
-  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_RANGE_METRICS r JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON "
-                   "k.correlationId = r.correlationId AND k.start = r.kernelStart"),
-            10);
+  // Two passes (the app pauses 250 ms after three kernels): names 0-4, indices 0-2 and 0-1.
+  EXPECT_EQ(db.Rows("SELECT (SELECT count(DISTINCT p.passId) FROM GTRACE_RANGE_METRICS p WHERE p.passId < r.passId), "
+                    "r.rangeName, r.rangeIndex, "
+                    "s.value, r.kernelName IS NULL, r.kernelStart IS NULL, r.value FROM GTRACE_RANGE_METRICS r JOIN "
+                    "CUPTI_ACTIVITY_KIND_RUNTIME a ON a.correlationId = r.correlationId JOIN StringIds s ON s.id = "
+                    "a.nameId WHERE r.cuptiName = 'sm__inst_executed.sum' ORDER BY r.passId, r.rangeIndex"),
+            (Rows{"0|0|0|cudaLaunchKernel_v7000|1|1|5000.0", "0|1|1|cudaLaunchKernel_v7000|1|1|5001.0",
+                  "0|2|2|cudaLaunchKernel_v7000|1|1|5002.0", "1|3|0|cudaLaunchKernel_v7000|1|1|5003.0",
+                  "1|4|1|cudaLaunchKernel_v7000|1|1|5004.0"}));
+  // The launches in launch order: range k of the run is the k-th launch.
+  EXPECT_EQ(db.Int("SELECT count(*) FROM (SELECT r.correlationId, row_number() OVER (ORDER BY r.passId, r.rangeIndex) "
+                   "AS k FROM GTRACE_RANGE_METRICS r WHERE r.cuptiName = 'gpu__time_duration.sum') m JOIN (SELECT "
+                   "correlationId, row_number() OVER (ORDER BY start) AS k FROM CUPTI_ACTIVITY_KIND_RUNTIME) a ON "
+                   "a.k = m.k AND a.correlationId = m.correlationId"),
+            5);
+  // Every kernel was profiled: no kernel row (and so no table), 5 records without timestamps.
+  EXPECT_EQ(db.Int("SELECT count(*) FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'"), 0);
+  EXPECT_EQ(db.Int("SELECT sum(CAST(substr(text, 16) AS INTEGER)) FROM DIAGNOSTIC_EVENT WHERE text LIKE 'gtrace "
+                   "dropped % CUPTI records without an end%'"),
+            5);
+}
+
+// gtrace's streams of two kernel-mode runs on an H200 (tests/data/gpu/nvidia-h200-cuda13.0/
+// metrics-kernel-mode/README.md): before the mapping used the launch calls, none of their 22 and
+// 110 rows had a kernel ("0 of 110 per-kernel rows mapped"), because CUPTI gave the profiled kernels
+// no timestamps. Every range maps to its launch now; the duration of each launch call holds the
+// range's GPU time.
+TEST(RangeProfiler, RealH200KernelModeStreamsMapEveryRangeToItsLaunch) {
+  const std::string data = SourceDir() + "/tests/data/gpu/nvidia-h200-cuda13.0/metrics-kernel-mode";
+  struct Expect {
+    std::string file;
+    int64_t rows;
+    Rows ranges;
+  };
+  const std::vector<Expect> runs = {
+      {"rk-run5.gtrace", 22, {"2|0|0|1584|cuLaunchKernelEx|26592.0", "2|1|1|1598|cudaLaunchKernel_v7000|127904.0"}},
+      {"rk-run6.gtrace",
+       110,
+       {"2|0|0|192|cudaLaunchKernel_v7000|13632.0", "2|1|1|217|cudaLaunchKernel_v7000|13664.0",
+        "2|2|2|234|cudaLaunchKernel_v7000|128608.0", "3|3|0|1600|cuLaunchKernelEx|27072.0",
+        "3|4|1|1614|cudaLaunchKernel_v7000|125824.0", "3|5|2|1636|cuLaunchKernelEx|26272.0",
+        "3|6|3|1646|cudaLaunchKernel_v7000|125760.0", "3|7|4|1668|cuLaunchKernelEx|26208.0",
+        "3|8|5|1678|cudaLaunchKernel_v7000|125344.0", "3|9|6|1700|cuLaunchKernelEx|26624.0"}},
+  };
+  for (const Expect& e : runs) {
+    SCOPED_TRACE(e.file);
+    TempDir dir;
+    RunResult x = RunProgram({CliPath(), "export", "-o", dir.File("rk.sqlite"), data + "/" + e.file});
+    ASSERT_EQ(x.exit_code, 0) << x.err;
+    Db db(dir.File("rk.sqlite"));
+    EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_RANGE_METRICS WHERE mode = 'kernel' AND correlationId IS NOT NULL"),
+              e.rows);
+    EXPECT_EQ(db.Rows("SELECT r.passId, r.rangeName, r.rangeIndex, r.correlationId, s.value, r.value FROM "
+                      "GTRACE_RANGE_METRICS r JOIN CUPTI_ACTIVITY_KIND_RUNTIME a ON a.correlationId = r.correlationId "
+                      "JOIN StringIds s ON s.id = a.nameId WHERE r.cuptiName = 'gpu__time_duration.sum' ORDER BY "
+                      "r.passId, r.rangeIndex"),
+              e.ranges);
+    EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_RANGE_METRICS r JOIN CUPTI_ACTIVITY_KIND_RUNTIME a ON "
+                     "a.correlationId = r.correlationId WHERE r.cuptiName = 'gpu__time_duration.sum' AND r.value > 0 "
+                     "AND r.value <= a.\"end\" - a.start"),
+              static_cast<int64_t>(e.ranges.size()));
+    EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_RANGE_METRICS WHERE kernelName IS NOT NULL"), 0);  // CUPTI's limit
+  }
+}
+
+// Replaying the H200's range-profiler capture crashed the application at exit (SIGSEGV in
+// libnvperf_host): it exited while gtrace's metrics thread was still selecting metrics, and
+// libcupti's objects, made when it was loaded by that selection, were freed by exit handlers that
+// ran before gtrace's. The fake models that lifetime (a host call after its exit handler is a
+// VIOLATION) and makes each ConfigAddMetrics take 100 ms, so the selection (about 20 of them) is
+// still running when `plain` exits after 200 ms: gtrace's exit hook must run first and cancel it.
+TEST(RangeProfiler, ExitDuringMetricSelectionCancelsItBeforeCuptiIsDestroyed) {
+  TempDir dir;
+  TracedApp r = Traced(dir, "plain",
+                       {{"GTRACE_GPU_METRICS_RANGES", "nvtx:step"},
+                        {"FAKE_CUPTI_HOST_DELAY_MS", "100"},
+                        {"FAKE_CUDA_UUID_TAG", Tag(13)}});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(Count(r.run.err, "VIOLATION"), 0) << r.run.err;
+  EXPECT_EQ(Count(r.log, "VIOLATION"), 0) << r.log;
+  EXPECT_EQ(Count(r.log, "range enable"), 0);  // nothing was armed
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE text = 'work'"), 1);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 1);
 }
 
 TEST(GpuMetrics, RealCuptiWithoutADriverFailsSoft) {

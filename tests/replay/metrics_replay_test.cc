@@ -413,6 +413,23 @@ struct RealHost {
   }
 };
 
+// GTRACE_RANGE_METRICS as ("<rangeName>|<cuptiName>", value) in pass, range and metric order; the
+// values read as doubles (exact, unlike their text).
+std::vector<std::pair<std::string, double>> RangeRows(Db& db) {
+  std::vector<std::pair<std::string, double>> out;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db.handle(),
+                         "SELECT rangeName || '|' || cuptiName, value FROM GTRACE_RANGE_METRICS ORDER BY passId, "
+                         "rangeIndex, rowid",
+                         -1, &st, nullptr) != SQLITE_OK) {
+    return out;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW)
+    out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), sqlite3_column_double(st, 1));
+  sqlite3_finalize(st);
+  return out;
+}
+
 // What the replay of a real image relies on, checked on this CPU-only machine (no driver, no GPU):
 // the toolkit libcupti's Profiler Host API initializes for a real chip, accepts the metrics and runs
 // its evaluator, which refuses bytes that are not a counter-data image rather than misreading them.
@@ -492,6 +509,7 @@ TEST(RealMetricsCapture, NvidiaImagesEvaluateOnTheCpuAsOnTheGpuAndReplayIntoRows
       }
     }
     uint64_t ranges = 0;
+    std::vector<std::pair<std::string, double>> range_rows;  // "<range name>|<cupti name>", value
     if (!c.range_configs.empty()) {
       const fake::RangeConfigFrame& cfg = c.range_configs[0];
       RealHost host{lib};
@@ -504,6 +522,9 @@ TEST(RealMetricsCapture, NvidiaImagesEvaluateOnTheCpuAsOnTheGpuAndReplayIntoRows
           if (d.ranges[i].info.eval_result == 0) {
             EXPECT_EQ(values, d.ranges[i].values) << "range " << i;
             ++ranges;
+            std::string name = d.ranges[i].info.name[0] != '\0' ? d.ranges[i].info.name : d.head.nvtx_name;
+            for (size_t m = 0; m < cfg.names.size(); ++m)
+              range_rows.emplace_back(name + "|" + cfg.names[m], d.ranges[i].values[m]);
           }
         }
       }
@@ -532,8 +553,18 @@ TEST(RealMetricsCapture, NvidiaImagesEvaluateOnTheCpuAsOnTheGpuAndReplayIntoRows
                 (Rows{"stopped|" + std::to_string(stale_samples)}));
     }
     if (!c.range_configs.empty()) {
+      EXPECT_GT(ranges, 0u) << "a range-profiler capture without an evaluated range";
       EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_RANGE_METRICS"),
                 static_cast<int64_t>(ranges * c.range_configs[0].names.size()));
+      // Every row exactly as NVIDIA's evaluator gave it on the GPU machine, in pass and range order.
+      EXPECT_EQ(RangeRows(db), range_rows);
+      // The metric list gtrace selected on this CPU with the real host API is the recorded one.
+      std::vector<std::string> accepted;
+      for (const std::string& n : c.range_configs[0].names)
+        accepted.push_back(n);
+      EXPECT_EQ(db.Rows("SELECT cuptiName FROM GTRACE_GPU_METRICS_CONFIG WHERE profiler = 'range-profiler' AND "
+                        "accepted = 1 ORDER BY rowid"),
+                accepted);
     }
     dlclose(lib);
   }

@@ -502,12 +502,86 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
   }
   if (ranges_.empty())
     return Status::Ok();
-  // Kernel mode: the pass's ranges are its context's kernels in start order (CUPTI serialises them).
+  // Kernel mode. CUPTI serialises the launches it profiles (kernel replay: each launch call returns
+  // after its kernel ran) and numbers a pass's ranges in launch order, so range i of a pass (its
+  // index in the pass's image; CUPTI's range *names* count on across passes) is the i-th kernel-
+  // launch call of the process that started inside the pass. The launch calls, not the kernel rows,
+  // because CUPTI delivers the activity records of the kernels it profiled without timestamps (an
+  // H200 with CUDA 13.0, 2026-11-26: every profiled kernel was a record "without an end", none had a
+  // kernel row); a complete kernel record with that correlation id, where there is one, adds the
+  // kernel's name and times. Mapped only when the pass's launch count equals its range count (two
+  // devices in kernel mode, or graph launches, make it ambiguous: left NULL). Without API rows:
+  // the context's kernel rows starting inside the pass, in start order.
   struct Kernel {
-    int64_t start, end, correlation, name;
+    std::optional<int64_t> start, end, name;
+    int64_t correlation = 0;
   };
-  std::map<std::tuple<int64_t, uint32_t, uint64_t>, std::vector<Kernel>> pass_kernels;  // (gpid, ctx, pass)
+  using PassKey = std::tuple<int64_t, uint32_t, uint64_t>;  // (globalPid, context, pass)
+  std::map<PassKey, std::vector<Kernel>> pass_kernels;
+  std::map<PassKey, uint32_t> pass_ranges;  // ranges per kernel-mode pass
+  for (const RangeRow& row : ranges_) {
+    if (row.result.mode() == schema::RANGE_METRICS_MODE_KERNEL)
+      ++pass_ranges[std::make_tuple(row.global_pid, row.result.context_id(), row.result.pass_id())];
+  }
   bool have_kernels = ctx.HasTable("CUPTI_ACTIVITY_KIND_KERNEL");
+  bool have_launches = ctx.HasTable("CUPTI_ACTIVITY_KIND_RUNTIME") && ctx.HasTable("StringIds");
+  uint64_t untimed_kernels = 0;  // mapped to a launch whose kernel has no complete record
+  auto kernels_of_pass = [&](const RangeRow& row, std::vector<Kernel>* ks) -> Status {
+    Status qs;
+    if (have_launches) {
+      Statement* q = ctx.db().Prepare(
+          "SELECT r.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE "
+          "r.globalTid >= ? AND r.globalTid < ? AND r.start >= ? AND r.start <= ? AND (s.value LIKE 'cudaLaunch%' "
+          "OR s.value LIKE 'cuLaunch%') AND s.value LIKE '%Kernel%' ORDER BY r.start, r.correlationId",
+          &qs);
+      if (q == nullptr)
+        return qs;
+      q->Int(1, row.global_pid).Int(2, row.global_pid + 0x1000000).Int(3, row.pass_start).Int(4, row.pass_end);
+      while (q->Step()) {
+        Kernel k;
+        k.correlation = q->ColumnInt(0);
+        ks->push_back(k);
+      }
+      q->Reset();
+      if (have_kernels) {
+        Statement* kq = ctx.db().Prepare(
+            "SELECT start, end, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ? AND "
+            "correlationId = ?",
+            &qs);
+        if (kq == nullptr)
+          return qs;
+        for (Kernel& k : *ks) {
+          kq->Int(1, row.global_pid).Int(2, k.correlation);
+          if (kq->Step()) {
+            k.start = kq->ColumnInt(0);
+            k.end = kq->ColumnInt(1);
+            k.name = kq->ColumnInt(2);
+          }
+          kq->Reset();
+        }
+      }
+      return Status::Ok();
+    }
+    if (!have_kernels)
+      return Status::Ok();
+    Statement* q = ctx.db().Prepare(
+        "SELECT start, end, correlationId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ? AND "
+        "contextId = ? AND start >= ? AND start <= ? ORDER BY start, correlationId",
+        &qs);
+    if (q == nullptr)
+      return qs;
+    q->Int(1, row.global_pid).Int(2, row.result.context_id()).Int(3, row.pass_start).Int(4, row.pass_end);
+    while (q->Step()) {
+      Kernel k;
+      k.start = q->ColumnInt(0);
+      k.end = q->ColumnInt(1);
+      k.correlation = q->ColumnInt(2);
+      k.name = q->ColumnInt(3);
+      ks->push_back(k);
+    }
+    q->Reset();
+    return Status::Ok();
+  };
   Statement* ins = ctx.db().Prepare(
       "INSERT INTO GTRACE_RANGE_METRICS (globalPid, globalTid, gpuId, cudaId, contextId, mode, rangeName, rangeIndex, "
       "passId, passStart, passEnd, correlationId, kernelStart, kernelEnd, kernelName, metricName, cuptiName, value) "
@@ -533,25 +607,22 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
     }
     (void)gpu_ids;
     std::optional<Kernel> kernel;
-    if (r.mode() == schema::RANGE_METRICS_MODE_KERNEL && have_kernels) {
+    if (r.mode() == schema::RANGE_METRICS_MODE_KERNEL) {
       auto key = std::make_tuple(row.global_pid, r.context_id(), r.pass_id());
       auto it = pass_kernels.find(key);
       if (it == pass_kernels.end()) {
         std::vector<Kernel> ks;
-        Statement* q = ctx.db().Prepare(
-            "SELECT start, end, correlationId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ? AND "
-            "contextId = ? AND start >= ? AND start <= ? ORDER BY start, correlationId",
-            &st);
-        if (q == nullptr)
+        if (!(st = kernels_of_pass(row, &ks)).ok())
           return st;
-        q->Int(1, row.global_pid).Int(2, r.context_id()).Int(3, row.pass_start).Int(4, row.pass_end);
-        while (q->Step())
-          ks.push_back({q->ColumnInt(0), q->ColumnInt(1), q->ColumnInt(2), q->ColumnInt(3)});
-        q->Reset();
+        if (ks.size() != pass_ranges[key])
+          ks.clear();  // ambiguous: map nothing rather than the wrong kernels
         it = pass_kernels.emplace(key, std::move(ks)).first;
       }
-      if (r.range_index() < it->second.size())
+      if (r.range_index() < it->second.size()) {
         kernel = it->second[r.range_index()];
+        if (!kernel->start)
+          ++untimed_kernels;
+      }
     }
     for (int k = 0; k < cfg.metrics_size() && k < r.values_size(); ++k) {
       const schema::GpuMetric& m = cfg.metrics(k);
@@ -560,7 +631,7 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
       ins->Text(7, r.range_name()).Int(8, r.range_index()).Int(9, static_cast<int64_t>(r.pass_id()));
       ins->Int(10, row.pass_start).Int(11, row.pass_end);
       if (kernel) {
-        ins->Int(12, kernel->correlation).Int(13, kernel->start).Int(14, kernel->end).Int(15, kernel->name);
+        ins->Int(12, kernel->correlation).OptInt(13, kernel->start).OptInt(14, kernel->end).OptInt(15, kernel->name);
       } else {
         ins->Null(12).Null(13).Null(14).Null(15);
       }
@@ -568,6 +639,12 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
       if (!(st = ins->Run()).ok())
         return st;
     }
+  }
+  if (untimed_kernels > 0) {
+    ctx.Warn(std::to_string(untimed_kernels) +
+             " kernel-mode ranges are mapped to their launch only (correlationId): CUPTI delivered the profiled "
+             "kernels' activity records without timestamps, so kernelName/kernelStart/kernelEnd are NULL "
+             "(docs/gpu-metrics.md)");
   }
   return Status::Ok();
 }

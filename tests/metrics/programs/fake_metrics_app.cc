@@ -20,7 +20,7 @@
 //   replay     with FAKE_CUPTI_METRICS_REPLAY (the fake's replay of a GPU-metrics raw capture): a context
 //              on device 0; when the capture has PM images, waits until sampling runs and every
 //              recorded image was delivered; when it has range passes, pushes/pops the recorded NVTX
-//              range once per pass (a kernel inside each).
+//              range (a kernel inside each) until every recorded pass was decoded.
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
@@ -220,11 +220,20 @@ int Replay() {
   char name[64] = {};
   uint32_t passes = fake_MetricsReplayRangePasses(name, sizeof(name));
   if (passes > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the metrics thread prepares the chip
-    for (uint32_t i = 0; i < passes; ++i) {
+    // The metrics thread selects the chip's metrics first (with the real host API: hundreds of
+    // milliseconds, more on a loaded machine) and ignores the ranges pushed before; push the
+    // recorded range until every recorded pass was decoded, for at most 30 s.
+    for (int i = 0; i < 3000 && fake_MetricsReplayRangeLeft() > 0; ++i) {
       nvtxRangePushA(name);
       Kernel(ctx, "k", 0, 10 * kUs);
       nvtxRangePop();
+      if (fake_MetricsReplayRangeLeft() > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (fake_MetricsReplayRangeLeft() > 0) {
+      std::fprintf(stderr, "fake_metrics_app: %u of %u recorded range passes never decoded\n",
+                   fake_MetricsReplayRangeLeft(), passes);
+      return 3;
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
