@@ -70,80 +70,12 @@ bool IsAscii(const unsigned char* p, size_t n) {
   return any < 0x80;
 }
 
-// The common record, written in place (issue 16): no wide text, no extended payload, and the head
-// plus the message fit in one 64-byte slot (a push/pop/mark/start/end with a name of up to 40
-// bytes). One slot is reserved; the fields are stored straight into it and the message is copied
-// byte by byte while its end is looked for, so there is no strnlen, no head assembled on the
-// stack and no variable-length memcpy call (which were about 60 % of the application thread's time
-// per call in bench/results/2026-11-25-tsc.md). Returns 1 recorded, 0 dropped (counted), -1 the
-// message does not fit: nothing was committed (a reservation is only taken by CommitRecord), the
-// caller writes the general record instead. Application thread.
-int WriteOneSlot(const EventArgs& a, uint64_t ts_ns) {
-  RecordSpan span;
-  if (!BeginRecord(kSlotBytes, &span)) return 0;
-  uint64_t ts = ts_ns != 0 ? ts_ns : StreamNow();
-  // A single slot never wraps: it is 64 contiguous, 64-byte-aligned bytes.
-  unsigned char* slot = span.buffer->ring.At(span.pos)->bytes;
-  unsigned char* p = slot + sizeof(RecordBase);
-  uint8_t flags = a.flags;
-  if (a.category != 0) flags |= kFlagHasCategory;
-  if (KindHasId(a.kind)) {
-    std::memcpy(p, &a.id, 8);
-    p += 8;
-  }
-  if (flags & kFlagRegistered) {
-    std::memcpy(p, &a.registered_id, 4);
-    p += 4;
-  }
-  if (flags & kFlagHasCategory) {
-    std::memcpy(p, &a.category, 4);
-    p += 4;
-  }
-  if (flags & kFlagHasColor) {
-    std::memcpy(p, &a.color, 4);
-    p += 4;
-  }
-  if (flags & kFlagHasPayload) {
-    std::memcpy(p, &a.payload, 8);
-    p += 8;
-  }
-  size_t text_bytes = 0;
-  if (a.ascii != nullptr) {
-    const char* s = a.ascii;
-    size_t room = static_cast<size_t>(slot + kSlotBytes - p);
-    while (text_bytes < room && s[text_bytes] != 0) {
-      p[text_bytes] = static_cast<unsigned char>(s[text_bytes]);
-      ++text_bytes;
-    }
-    // s[room] is readable here: s[0..room) held no terminator.
-    if (text_bytes == room && s[room] != 0) return -1;
-    flags |= kFlagAscii;
-  }
-  RecordBase base;
-  base.h.type = kRecordNvtx;
-  base.h.ext_slots = 0;
-  base.h.aux16 = static_cast<uint16_t>(a.kind | (flags << 8));
-  base.h.aux32 = a.domain_id;
-  base.h.ts_ns = ts;
-  base.text_bytes = static_cast<uint16_t>(text_bytes);
-  base.payload_type = a.payload_type;
-  base.ext_count = 0;
-  base.depth = a.depth;
-  std::memcpy(slot, &base, sizeof(base));  // fixed size: a few stores, no call
-  CommitRecord(span);
-  return 1;
-}
-
 }  // namespace
 
 // ts_ns 0: the clock is read once the ring has room (a dropped record never pays for it).
 bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, 0); }
 
 bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
-  if (a.wide == nullptr && a.ext_count == 0) {
-    int r = WriteOneSlot(a, ts_ns);
-    if (r >= 0) return r != 0;
-  }
   // A full ring drops before any other work (issue 20): probe for the head slot first (nothing
   // is committed; the real reservation below takes the full size).
   RecordSpan probe;

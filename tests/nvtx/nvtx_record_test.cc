@@ -1,8 +1,9 @@
 // The NVTX record path in-process (fake NVTX table, tests/nvtx/fake_nvtx_table.h): messages of every
 // length around the one-slot limit, with and without the optional fields that shrink the room for
-// text, come back from the stream byte for byte, in call order, with their attributes. The common
-// record is written in place into one 64-byte slot (nvtx_record.cc, WriteOneSlot) and anything that
-// does not fit takes the general path; this test pins the boundary between the two (issue 16).
+// text, come back from the stream byte for byte, in call order, with their attributes: a record that
+// fits its 64-byte head slot and one that spills into a second slot (nvtx_record.cc). Written for
+// issue 16's one-slot record experiment (bench/results/2026-11-26-nvtx-one-slot.md); it pins the
+// boundary whatever the record path looks like.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
