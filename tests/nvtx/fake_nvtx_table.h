@@ -15,13 +15,15 @@ inline NvtxFunctionPointer* g_core2_table[NVTX_CBID_CORE2_SIZE + 1];
 
 inline int GetModuleFunctionTable(NvtxCallbackModule module, NvtxFunctionTable* out_table, unsigned int* out_size) {
   if (module == NVTX_CB_MODULE_CORE) {
-    for (int i = 1; i < NVTX_CBID_CORE_SIZE; ++i) g_core_table[i] = &g_core_slots[i];
+    for (int i = 1; i < NVTX_CBID_CORE_SIZE; ++i)
+      g_core_table[i] = &g_core_slots[i];
     *out_table = g_core_table;
     *out_size = NVTX_CBID_CORE_SIZE;
     return 1;
   }
   if (module == NVTX_CB_MODULE_CORE2) {
-    for (int i = 1; i < NVTX_CBID_CORE2_SIZE; ++i) g_core2_table[i] = &g_core2_slots[i];
+    for (int i = 1; i < NVTX_CBID_CORE2_SIZE; ++i)
+      g_core2_table[i] = &g_core2_slots[i];
     *out_table = g_core2_table;
     *out_size = NVTX_CBID_CORE2_SIZE;
     return 1;
@@ -30,7 +32,9 @@ inline int GetModuleFunctionTable(NvtxCallbackModule module, NvtxFunctionTable* 
 }
 
 inline const NvtxExportTableCallbacks kFakeNvtxCallbacks = {sizeof(NvtxExportTableCallbacks), &GetModuleFunctionTable};
-inline const void* GetExportTable(uint32_t id) { return id == NVTX_ETID_CALLBACKS ? &kFakeNvtxCallbacks : nullptr; }
+inline const void* GetExportTable(uint32_t id) {
+  return id == NVTX_ETID_CALLBACKS ? &kFakeNvtxCallbacks : nullptr;
+}
 
 template <typename Fn>
 Fn Core(int cbid) {

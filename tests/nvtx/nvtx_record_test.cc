@@ -24,7 +24,9 @@ namespace {
 using test::Core;
 
 // A message of exactly `n` bytes, different for every n.
-std::string Name(size_t n) { return std::string(n, static_cast<char>('a' + n % 26)); }
+std::string Name(size_t n) {
+  return std::string(n, static_cast<char>('a' + n % 26));
+}
 
 TEST(NvtxRecord, MessagesAroundTheOneSlotLimitComeBackExactly) {
   test::TempDir dir;
@@ -115,12 +117,15 @@ TEST(NvtxRecord, MessagesAroundTheOneSlotLimitComeBackExactly) {
   while (true) {
     bool has = false;
     ASSERT_TRUE(reader.Next(&chunk, &has).ok());
-    if (!has) break;
-    for (const auto& s : chunk.strings()) strings[s.id()] = s.text();
+    if (!has)
+      break;
+    for (const auto& s : chunk.strings())
+      strings[s.id()] = s.text();
     uint64_t ts = chunk.base_ns();
     for (const auto& e : chunk.nvtx()) {
       ts += static_cast<uint64_t>(e.ts_delta_ns());
-      if (ts < last_ts) ++out_of_order;
+      if (ts < last_ts)
+        ++out_of_order;
       last_ts = ts;
       std::ostringstream o;
       o << e.kind() << "|" << (e.string_id() != 0 ? strings[e.string_id()] : "") << "|" << e.category() << "|"
@@ -129,12 +134,14 @@ TEST(NvtxRecord, MessagesAroundTheOneSlotLimitComeBackExactly) {
         << e.message_truncated();
       got.push_back(o.str());
     }
-    for (const auto& d : chunk.drops()) dropped += d.dropped_records();
+    for (const auto& d : chunk.drops())
+      dropped += d.dropped_records();
   }
   EXPECT_EQ(dropped, 0u);
   EXPECT_EQ(out_of_order, 0u);
   ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], expected[i]) << "event " << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(got[i], expected[i]) << "event " << i;
 }
 
 }  // namespace
