@@ -46,9 +46,9 @@ std::string FirstFlagsLine(const std::string& cpuinfo) {
 }  // namespace
 
 bool ParseClockChoice(std::string_view text, ClockChoice* out) {
-  if (text == "auto") *out = ClockChoice::kAuto;
+  if (text == "auto" || text.empty()) *out = ClockChoice::kAuto;  // empty = unset: the default
   else if (text == "tsc") *out = ClockChoice::kTsc;
-  else if (text == "monotonic" || text.empty()) *out = ClockChoice::kMonotonic;
+  else if (text == "monotonic") *out = ClockChoice::kMonotonic;
   else return false;
   return true;
 }

@@ -3,8 +3,8 @@
 // The tick counter is used only where it is a clock: on x86 the CPU reports an invariant TSC
 // (/proc/cpuinfo flags `constant_tsc` and `nonstop_tsc`) and the kernel itself times with it
 // (/sys/devices/system/clocksource/clocksource0/current_clocksource is `tsc`, i.e. the kernel found
-// it synchronized across CPUs); on aarch64 the generic timer (`arch_sys_counter`). Otherwise, and
-// with GTRACE_CLOCK=monotonic, CLOCK_MONOTONIC. GTRACE_CLOCK=tsc on a machine without a usable
+// it synchronized across CPUs); on aarch64 the generic timer (`arch_sys_counter`). That is the
+// default (GTRACE_CLOCK unset or auto). Otherwise, and with GTRACE_CLOCK=monotonic, CLOCK_MONOTONIC. GTRACE_CLOCK=tsc on a machine without a usable
 // counter falls back with one warning.
 #pragma once
 
@@ -13,7 +13,7 @@
 
 namespace gt {
 
-enum class ClockChoice { kAuto, kTsc, kMonotonic };  // GTRACE_CLOCK=auto|tsc|monotonic
+enum class ClockChoice { kAuto, kTsc, kMonotonic };  // GTRACE_CLOCK=auto (default)|tsc|monotonic
 
 bool ParseClockChoice(std::string_view text, ClockChoice* out);
 

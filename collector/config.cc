@@ -374,7 +374,7 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
     c.warnings.push_back(std::string("GTRACE_TRACE_FORK_BEFORE_EXEC='") + v + "' is not a boolean; using true");
   }
   if (const char* v = getenv_fn("GTRACE_CLOCK"); v != nullptr && !ParseClockChoice(Trim(v), &c.clock)) {
-    c.warnings.push_back(std::string("GTRACE_CLOCK='") + v + "' is not auto, tsc or monotonic; using monotonic");
+    c.warnings.push_back(std::string("GTRACE_CLOCK='") + v + "' is not auto, tsc or monotonic; using auto");
   }
   // GPU metrics are asked for by their own variables (as nsys's --gpu-metrics-devices), not by
   // GTRACE_TRACE; inject/metrics reads the values and reports bad ones.

@@ -73,10 +73,10 @@ struct Config {
   bool sample_cpu = false;
   uint32_t sampling_frequency_hz = 1000;
   CaptureConfig capture;
-  // GTRACE_CLOCK: the stream clock (collector/clock_source.h). monotonic by default until the TSC
-  // path has been seen on a GPU; auto = the CPU's invariant tick counter where the kernel trusts
-  // it, CLOCK_MONOTONIC otherwise.
-  ClockChoice clock = ClockChoice::kMonotonic;
+  // GTRACE_CLOCK: the stream clock (collector/clock_source.h). auto by default (the TSC path passed
+  // the GPU kit's row checks on an H200, 2026-11-26): the CPU's invariant tick counter where the
+  // kernel trusts it, CLOCK_MONOTONIC otherwise; tsc / monotonic force one.
+  ClockChoice clock = ClockChoice::kAuto;
 
   // Every GTRACE_* variable present, as seen (recorded in the stream header).
   std::vector<std::pair<std::string, std::string>> raw;

@@ -5,6 +5,8 @@
 # medians over rounds (each run's figure is itself the median over repetitions x threads of thread
 # CPU ns per pair) and the ratios to the rdtsc floor.
 #   bench/nvtx_overhead/run_floor.sh [BUILD_DIR] [ROUNDS]
+# BEFORE_LIB=/path/to/libgtrace.so (optional) adds a fifth library, measured in the same rounds on
+# the TSC clock: an earlier build, to compare a change with what it replaces in one run.
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-3}
@@ -13,6 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 configs=("pushpop 1" "mark 1" "startend 1" "pushpop 2" "pushpop 4" "pushpop 8" "pushpop 16")
 libs=(floor_rdtsc floor_monotonic gtrace_tsc gtrace_monotonic)
+if [[ -n "${BEFORE_LIB:-}" ]]; then libs+=(before_tsc); fi
 run() {  # lib mode threads
   local lib=$1 mode=$2 threads=$3
   local args=(--mode "$mode" --threads "$threads" --pairs-per-rep 100000 --reps 7 --pause-ms 60)
@@ -22,6 +25,10 @@ run() {  # lib mode threads
     gtrace_*)
       env -u NVTX_INJECTION64_PATH GTRACE_CLOCK="${lib#gtrace_}" GTRACE_OUTPUT="$work/g-%p" GTRACE_THREAD_BUFFER_KB=16384 \
         GTRACE_BUFFER_MB=1024 GTRACE_TRACE=nvtx LD_PRELOAD="$BUILD/lib/libgtrace.so" "$BIN" "${args[@]}"
+      rm -f "$work"/g-*.gtrace ;;
+    before_tsc)
+      env -u NVTX_INJECTION64_PATH GTRACE_CLOCK=tsc GTRACE_OUTPUT="$work/g-%p" GTRACE_THREAD_BUFFER_KB=16384 \
+        GTRACE_BUFFER_MB=1024 GTRACE_TRACE=nvtx LD_PRELOAD="$BEFORE_LIB" "$BIN" "${args[@]}"
       rm -f "$work"/g-*.gtrace ;;
   esac | sed -n 's/.*median_ns_per_pair=\([0-9.]*\).*/\1/p'
 }
@@ -39,13 +46,16 @@ rows = {}
 for line in open(sys.argv[1]):
     lib, mode, threads, ns = line.split()
     rows.setdefault((mode, int(threads)), {}).setdefault(lib, []).append(float(ns))
-print(f"| mode | threads | rdtsc floor | monotonic floor | gtrace tsc | gtrace monotonic | gtrace tsc / rdtsc floor | gtrace monotonic / rdtsc floor |")
-print("|---|---|---|---|---|---|---|---|")
+before = any("before_tsc" in libs for libs in rows.values())
+extra_h = " before tsc | before tsc / rdtsc floor |" if before else ""
+print(f"| mode | threads | rdtsc floor | monotonic floor | gtrace tsc | gtrace monotonic | gtrace tsc / rdtsc floor | gtrace monotonic / rdtsc floor |{extra_h}")
+print("|---|---|---|---|---|---|---|---|" + ("---|---|" if before else ""))
 for (mode, threads), libs in rows.items():
     m = {k: statistics.median(v) for k, v in libs.items()}
     f = m["floor_rdtsc"]
+    extra = f" {m['before_tsc']:.1f} | {m['before_tsc']/f:.2f} |" if before else ""
     print(f"| {mode} | {threads} | {f:.1f} | {m['floor_monotonic']:.1f} | {m['gtrace_tsc']:.1f} | "
-          f"{m['gtrace_monotonic']:.1f} | {m['gtrace_tsc']/f:.2f} | {m['gtrace_monotonic']/f:.2f} |")
+          f"{m['gtrace_monotonic']:.1f} | {m['gtrace_tsc']/f:.2f} | {m['gtrace_monotonic']/f:.2f} |{extra}")
 print(f"\n(ns per pair, thread CPU time; median of {sys.argv[2]} alternating rounds, each the median of 7 repetitions x threads of 100k pairs)")
 print("raw:", *[f"{k}:{v}" for k, v in sorted(rows.items())], sep="\n  ")
 PY

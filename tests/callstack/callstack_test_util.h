@@ -53,6 +53,10 @@ inline RunOptions AppOptions(const TempDir& dir,
   o.env["GTRACE_CUPTI_PATH"] = FakeCupti();
   o.env["GTRACE_FLUSH_MS"] = "50";
   o.env["FAKE_CUPTI_LOG"] = dir.File(name + ".log");
+  // CLOCK_MONOTONIC: the fake CUPTI's GPU work has exact durations that
+  // tests assert to the ns, and on a TSC stream start and end are converted to ns one by one, so a
+  // duration can come back 1 ns short (3999 for 4000). The TSC path is tested by CudaStreamClock.*.
+  o.env["GTRACE_CLOCK"] = "monotonic";
   o.unset_env.push_back("DEBUGINFOD_URLS");  // symbolization stays offline
   o.unset_env.push_back("GTRACE_SYMBOL_PATH");
   for (const auto& [k, v] : env)

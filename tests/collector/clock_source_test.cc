@@ -32,14 +32,15 @@ Config Load(std::map<std::string, std::string> env) {
 }
 
 TEST(ClockSource, GtraceClockVariable) {
-  EXPECT_EQ(Load({}).clock, ClockChoice::kMonotonic);  // the default until the TSC is seen on a GPU
+  EXPECT_EQ(Load({}).clock, ClockChoice::kAuto);  // the default since the GPU kit's H200 run
+  EXPECT_EQ(Load({{"GTRACE_CLOCK", ""}}).clock, ClockChoice::kAuto);
   EXPECT_EQ(Load({{"GTRACE_CLOCK", "auto"}}).clock, ClockChoice::kAuto);
   EXPECT_EQ(Load({{"GTRACE_CLOCK", "tsc"}}).clock, ClockChoice::kTsc);
   EXPECT_EQ(Load({{"GTRACE_CLOCK", "monotonic"}}).clock, ClockChoice::kMonotonic);
   Config bad = Load({{"GTRACE_CLOCK", "rdtscp"}});
-  EXPECT_EQ(bad.clock, ClockChoice::kMonotonic);
+  EXPECT_EQ(bad.clock, ClockChoice::kAuto);
   ASSERT_EQ(bad.warnings.size(), 1u);
-  EXPECT_EQ(bad.warnings[0], "GTRACE_CLOCK='rdtscp' is not auto, tsc or monotonic; using monotonic");
+  EXPECT_EQ(bad.warnings[0], "GTRACE_CLOCK='rdtscp' is not auto, tsc or monotonic; using auto");
 }
 
 #if defined(__x86_64__)

@@ -194,7 +194,9 @@ TEST_F(CudaBasic, CorrelationTimeAndDiagnostics) {
 
 TEST(CudaClock, CuptiClockOffsetWhenTheTimestampCallbackIsRefused) {
   TempDir dir;
-  CudaRun r = RunTraced(dir, {"basic"}, {{"FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "1"}});
+  // The offset maps CUPTI's ns onto CLOCK_MONOTONIC ns only: this fallback needs a monotonic stream
+  // (on a TSC stream gtrace says so in one gtrace: line, inject/cupti/cupti_tracer.cc).
+  CudaRun r = RunTraced(dir, {"basic"}, {{"FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "1"}, {"GTRACE_CLOCK", "monotonic"}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   ASSERT_FALSE(r.db.empty()) << r.export_err;
   Db db(r.db);

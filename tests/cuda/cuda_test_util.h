@@ -31,6 +31,10 @@ inline CudaRun RunTraced(const TempDir& dir, const std::vector<std::string>& arg
   o.env["GTRACE_CUPTI_PATH"] = FakeCuptiPath();
   o.env["GTRACE_FLUSH_MS"] = "50";
   o.env["FAKE_CUPTI_LOG"] = dir.File(name + ".log");
+  // CLOCK_MONOTONIC unless `env` says otherwise: the fake CUPTI's GPU work has exact durations that
+  // tests assert to the ns, and on a TSC stream start and end are converted to ns one by one, so a
+  // duration can come back 1 ns short (3999 for 4000). The TSC path is tested by CudaStreamClock.*.
+  o.env["GTRACE_CLOCK"] = "monotonic";
   for (const char* v : {"FAKE_CUPTI_SUBSCRIBE_RESULT", "FAKE_CUPTI_HOLDER", "FAKE_CUPTI_VERSION",
                         "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK"}) {
     o.unset_env.push_back(v);

@@ -13,45 +13,16 @@
 
 #include "collector/session.h"
 #include "inject/nvtx/nvtx_hooks.h"
+#include "tests/nvtx/fake_nvtx_table.h"
 #include "tests/common/test_util.h"
 #include "tools/stream/stream_reader.h"
 
 namespace gt {
 namespace {
 
-// The fake NVTX instance: slot arrays the injection writes its hooks into.
-NvtxFunctionPointer g_core_slots[NVTX_CBID_CORE_SIZE];
-NvtxFunctionPointer* g_core_table[NVTX_CBID_CORE_SIZE + 1];
-NvtxFunctionPointer g_core2_slots[NVTX_CBID_CORE2_SIZE];
-NvtxFunctionPointer* g_core2_table[NVTX_CBID_CORE2_SIZE + 1];
-
-int GetModuleFunctionTable(NvtxCallbackModule module, NvtxFunctionTable* out_table, unsigned int* out_size) {
-  if (module == NVTX_CB_MODULE_CORE) {
-    for (int i = 1; i < NVTX_CBID_CORE_SIZE; ++i) g_core_table[i] = &g_core_slots[i];
-    *out_table = g_core_table;
-    *out_size = NVTX_CBID_CORE_SIZE;
-    return 1;
-  }
-  if (module == NVTX_CB_MODULE_CORE2) {
-    for (int i = 1; i < NVTX_CBID_CORE2_SIZE; ++i) g_core2_table[i] = &g_core2_slots[i];
-    *out_table = g_core2_table;
-    *out_size = NVTX_CBID_CORE2_SIZE;
-    return 1;
-  }
-  return 0;
-}
-
-const NvtxExportTableCallbacks kCallbacks = {sizeof(NvtxExportTableCallbacks), &GetModuleFunctionTable};
-const void* GetExportTable(uint32_t id) { return id == NVTX_ETID_CALLBACKS ? &kCallbacks : nullptr; }
-
-template <typename Fn>
-Fn Core(int cbid) {
-  return reinterpret_cast<Fn>(g_core_slots[cbid]);
-}
-template <typename Fn>
-Fn Core2(int cbid) {
-  return reinterpret_cast<Fn>(g_core2_slots[cbid]);
-}
+using test::Core;
+using test::Core2;
+using test::GetExportTable;
 
 TEST(NvtxStress, SixteenThreadsEverythingAccountedFor) {
   test::TempDir dir;

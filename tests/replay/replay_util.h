@@ -32,6 +32,9 @@ inline TracedExport RunAndExport(const TempDir& dir,
   RunOptions o = TracedRun(dir, name + "-%p");
   o.env["GTRACE_CUPTI_PATH"] = ReplayFakeCuptiPath();
   o.env["GTRACE_FLUSH_MS"] = "50";
+  // Captures are recorded and replayed on CLOCK_MONOTONIC (docs/capture.md): the direct runs that
+  // replays are compared with row for row use it too, whatever the default clock (`env` may override).
+  o.env["GTRACE_CLOCK"] = "monotonic";
   for (const char* v : {"FAKE_CUPTI_SUBSCRIBE_RESULT", "FAKE_CUPTI_HOLDER", "FAKE_CUPTI_VERSION",
                         "FAKE_CUPTI_NO_TIMESTAMP_CALLBACK", "FAKE_CUPTI_LOG"}) {
     o.unset_env.push_back(v);
