@@ -15,6 +15,9 @@
 #   RANKS=1000 bash bench/multi_rank/parquet_scale.sh
 #   RANKS=10000 STEPS=10 KERNELS=20 REPEATS=1 ...        (scaled-down events: say so with the figures)
 #   BUILD_DIR=build PYTHON=build/parquet-venv/bin/python WORK=DIR KEEP=1 OUT=FILE BEFORE=84f1adb
+#   PARALLEL=P: step 3 as P processes at once, each converting every P-th rank (as P nodes would)
+#   REUSE=1 (with WORK and KEEP): keep WORK's streams and per-rank databases (and their timings) from an
+#   earlier run of the same RANKS/STEPS/KERNELS, redo the rest
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -22,6 +25,7 @@ BUILD=${BUILD_DIR:-build}
 PY=${PYTHON:-$BUILD/parquet-venv/bin/python}
 RANKS=${RANKS:-1000}; PER_HOST=${PER_HOST:-8}; STEPS=${STEPS:-50}; KERNELS=${KERNELS:-100}; BUCKETS=${BUCKETS:-8}
 REPEATS=${REPEATS:-3}; SAMPLE=${SAMPLE:-12}; WORKERS=${WORKERS:-4}; DASK=${DASK:-1}; BEFORE=${BEFORE:-84f1adb}
+PARALLEL=${PARALLEL:-1}; REUSE=${REUSE:-0}
 G=$ROOT/$BUILD/bin/gtrace
 export GTRACE_PYTHON=$ROOT/$PY
 work=${WORK:-$(mktemp -d /tmp/gtrace-parquet-scale-XXXXXX)}
@@ -44,10 +48,17 @@ div() { awk -v a="$1" -v b="$2" -v p="${3:-3}" 'BEGIN {printf "%.*f", p, a / b}'
 now() { date +%s; }
 t_start=$(now)
 
+reuse=0
+if [ "$REUSE" = 1 ] && [ -d "$work/streams" ] && [ -d "$work/dbs" ] && [ -f "$work/perrank.t" ]; then
+  reuse=1
+  rm -rf "$work/before" "$work/local" "$work/sums" "$work/align.sqlite" "$work/job1" "$work/jobN" "$work/ds"
+  for f in "$work"/*.t; do case $f in */sim.t|*/perrank.t) ;; *) rm -f "$f" ;; esac; done
+fi
 # The analysis code before the change, from git (python/ only; the CLI and the dataset layout are the same).
 mkdir -p "$work/before"
 git archive "$BEFORE" python | tar -x -C "$work/before"
 
+if [ "$reuse" = 0 ]; then
 echo "== simulate $RANKS ranks ($STEPS steps of $KERNELS kernels)"
 timed sim "$BUILD/bin/sim_ranks" "$work/streams" --ranks "$RANKS" --per-host "$PER_HOST" --steps "$STEPS" \
   --kernels "$KERNELS" --buckets "$BUCKETS" --cuda-api --straggler 37 --straggler-delay-us 2000 --imbalance 0.1 \
@@ -56,6 +67,9 @@ records=$(sed -n 's/.* records=\([0-9]*\).*/\1/p' "$work/sim.out")
 streams_bytes=$(bytes "$work/streams")
 echo "== export --per-rank ($RANKS databases, one session)"
 timed perrank "$G" export --per-rank -o "$work/dbs" "$work/streams"
+else
+  echo "== reusing $work/streams and $work/dbs (REUSE=1)"
+fi
 dbs_bytes=$(bytes "$work/dbs")
 "$G" export --column-catalog > "$work/catalog.json"
 
@@ -79,8 +93,16 @@ for i in $(seq "$REPEATS"); do
   diff -r "$work/job1" "$work/jobN" >/dev/null || { echo "--rank each differs from --rank R per process"; exit 1; }
 done
 
-echo "== all $RANKS databases -> one dataset, --rank each, one process"
-timed convert "$G" export --type parquet --rank each -o "$work/ds" "$work"/dbs/*.sqlite
+echo "== all $RANKS databases -> one dataset, --rank each, $PARALLEL process(es)"
+if [ "$PARALLEL" = 1 ]; then
+  timed convert "$G" export --type parquet --rank each -o "$work/ds" "$work"/dbs/*.sqlite
+else
+  # Every P-th rank to each process, all at once; the wall time is the slowest's, CPU the sum.
+  for p in $(seq 0 $((PARALLEL - 1))); do
+    ls "$work/dbs" | awk -v p="$p" -v n="$PARALLEL" -v d="$work/dbs" '{r = $0; gsub(/[^0-9]/, "", r); if (r % n == p) print d "/" $0}' > "$work/group$p.txt"
+  done
+  timed convert bash -c "for p in \$(seq 0 $((PARALLEL - 1))); do xargs -s 1500000 -a '$work/group'\$p'.txt' '$G' export --type parquet --rank each -o '$work/ds' > '$work/convert'\$p'.log' 2>&1 & done; fail=0; for j in \$(jobs -p); do wait \$j || fail=1; done; exit \$fail"
+fi
 ds_bytes=$(bytes "$work/ds"); files=$(find "$work/ds" -name '*.parquet' | wc -l)
 PYTHONPATH=$ROOT/python "$PY" -m gtrace.parquet check "$work/ds" --world-size "$RANKS" > "$work/check.out"
 
@@ -130,9 +152,9 @@ $RANKS simulated ranks ($PER_HOST per host), $STEPS steps of $KERNELS kernels + 
 
 Ratio (per process / batched, wall): $(div "$one" "$each" 2). Outputs compared: every file equal (\`diff -r\`).
 
-## All $RANKS ranks in one process (\`--rank each\` of the per-rank databases; once)
+## All $RANKS ranks (\`--rank each\` of the per-rank databases; $PARALLEL process(es) at once; once)
 
-| seconds | per rank | CPU s per rank | peak RSS MiB | dataset bytes | per rank | per record | files |
+| seconds ($PARALLEL process(es)) | per rank | CPU s per rank | peak RSS MiB (largest process) | dataset bytes | per rank | per record | files |
 |---|---|---|---|---|---|---|---|
 | $(secs convert) | $(div "$(secs convert)" "$RANKS") | $(div "$(cpu convert)" "$RANKS") | $(mib convert) | $ds_bytes | $(div "$ds_bytes" "$RANKS" 0) | $(div "$ds_bytes" "$records" 1) | $files |
 
