@@ -12,7 +12,8 @@ Views a query reads (bound by the engine to the rank partitions it covers):
   nccl_ops(rank, kind, func, commId, seqNumber, gpuStart, gpuEnd, apiStart, enqueueStart)
   nvtx(rank, eventType, start, "end", text, textIdValue)
   gpu_kernels(rank, start, "end", shortNameValue), gpu_copies(rank, start, "end")
-and the tables the engine registers: entries, instances, steps (A_* results), params (one row).
+and the tables the engine registers: entries, instances, steps (A_* results), params (one row), and
+gpu_islands (B_ISLANDS, made once per run of phase B, read by B_GPU_TIME and B_GAPS).
 """
 
 # Every column a view needs, with its type: an absent table binds to an empty view of these.
@@ -135,27 +136,35 @@ grouped AS (
 islands AS (SELECT rank, cls, min(a) AS a, max(b) AS b FROM grouped GROUP BY rank, cls, g)
 """
 
-# Per rank: whether it has GPU activity at all, and its union lengths.
-B_GPU_TIME = """
+# The unions, computed once per run and kept as the table gpu_islands(rank, cls, a, b): the islands of
+# each class, plus one row (cls -1, no times) per rank with any GPU activity, also outside the window.
+# B_GPU_TIME and B_GAPS both read it: the window-function sort of every interval (the analysis's
+# cost) happens once, not once per report (bench/results/2026-11-26-parquet-10k.md: before/after).
+B_ISLANDS = """
 WITH """ + _INTERVALS + """,
 has AS (SELECT DISTINCT rank FROM iv)
-SELECT has.rank,
+SELECT rank, cls, a, b FROM islands
+UNION ALL SELECT rank, -1 AS cls, NULL::BIGINT AS a, NULL::BIGINT AS b FROM has
+"""
+
+# Per rank: whether it has GPU activity at all, and its union lengths.
+B_GPU_TIME = """
+SELECT rank,
        coalesce(sum(b - a) FILTER (WHERE cls = 0), 0) AS busy_ns,
        coalesce(sum(b - a) FILTER (WHERE cls = 1), 0) AS compute_ns,
        coalesce(sum(b - a) FILTER (WHERE cls = 2), 0) AS comm_ns
-FROM has LEFT JOIN islands USING (rank)
-GROUP BY has.rank
+FROM gpu_islands
+GROUP BY rank
 """
 
 # Idle gaps of each rank with GPU activity: the window's stretches between its busy islands, from
 # $gap_min_ns; per rank count, total, the largest (earliest of equals) and its $keep longest.
 B_GAPS = """
-WITH """ + _INTERVALS + """,
-has AS (SELECT DISTINCT rank FROM iv),
+WITH has AS (SELECT rank FROM gpu_islands WHERE cls = -1),
 busy AS (
   SELECT rank, a, b, lag(b) OVER (PARTITION BY rank ORDER BY a) AS pb,
          row_number() OVER (PARTITION BY rank ORDER BY a DESC) AS from_end
-  FROM islands WHERE cls = 0),
+  FROM gpu_islands WHERE cls = 0),
 raw AS (
   SELECT rank, coalesce(pb, (SELECT w0 FROM params)) AS start_ns, a - coalesce(pb, (SELECT w0 FROM params)) AS d
   FROM busy

@@ -22,7 +22,9 @@ The writer is Apache Arrow's (pyarrow.parquet); nothing here encodes Parquet. Si
 one table of one rank in memory at a time (rows streamed from SQLite in batches).
 """
 import argparse
+import itertools
 import json
+import operator
 import os
 import shutil
 import sqlite3
@@ -37,22 +39,27 @@ RENAMED = {"rank": "commRank"}
 LAUNCHER_RANK_TABLES = ("GTRACE_RANKS", "MPI_RANKS")  # their `rank` is the partition key itself
 # Tables with a globalPid column whose rows are not per process (one per clock domain): under _meta.
 NOT_PER_RANK = ("GTRACE_CLOCK_ALIGNMENT",)
+# Ranks converted alone (--rank, --rank each): the ENUM_* tables (nsys's enumerations, the same in every
+# export) go once into _meta/enums/ instead of into every rank's _meta/rank=<r>/ (24 of its 37 files,
+# a fifth of a small rank's bytes).
+SHARED_META_PREFIX = "ENUM_"
+SHARED_META_SOURCE = "enums"
 
 
-def _cdiv(a, b):
-    """C's integer division (truncates toward zero), as ClockCorrection::At computes."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def corrected(t, a):
-    """Rank-local session ns -> the merged, aligned time line: shift onto the merge's time base, then
-    ClockCorrection::At (tools/export/clock_align.h) in the same integer arithmetic."""
-    shift, offset, drift, ref = a
-    t += shift
-    d = t - ref
-    return t + offset + _cdiv(_cdiv(d, 1000000) * drift, 1000) + _cdiv((d - _cdiv(d, 1000000) * 1000000) * drift,
-                                                                       1000000000)
+def corrected_sql(column, a, or_zero):
+    """The correction of rank-local session ns `column` onto the merged, aligned time line, as an SQLite
+    expression: shift onto the merge's time base, then ClockCorrection::At (tools/export/clock_align.h)
+    in the same integer arithmetic (SQLite's integer division truncates toward zero, as C's does; the
+    products stay far below 2^63). NULL stays NULL; a `time_or_zero` column's 0 (no time) stays 0.
+    Done in the SELECT so that no Python code touches a value (it was a third of a rank's conversion)."""
+    shift, offset, drift, ref = (int(x) for x in a)
+    t = "(%s + (%d))" % (column, shift)
+    d = "(%s - (%d))" % (t, ref)
+    expr = "(%s + (%d) + ((%s / 1000000) * (%d)) / 1000 + ((%s - (%s / 1000000) * 1000000) * (%d)) / 1000000000)" % (
+        t, offset, d, drift, d, d, drift)
+    if or_zero:
+        return "CASE WHEN %s = 0 THEN 0 ELSE %s END" % (column, expr)
+    return expr
 
 
 class DatasetError(Exception):
@@ -129,6 +136,12 @@ def _tables(con):
 
 
 _COLUMN_CACHE = {}
+
+
+def _forget_columns(con):
+    """Called before a connection closes: its id() may be reused by the next one (--rank each opens many)."""
+    for key in [k for k in _COLUMN_CACHE if k[0] == id(con)]:
+        del _COLUMN_CACHE[key]
 
 
 def _columns(con, table):
@@ -253,7 +266,8 @@ class Converter:
         self.only_rank, self.force = rank, force
         self.alignment = alignment or {}  # rank -> (shift_ns, offset_ns, drift_ppb, ref_ns)
         self.manifests = {}  # rank -> manifest dict
-        self.suffix = ".tmp-%d" % os.getpid()
+        # Temporary names: ranks on several hosts share the directory (and may share a pid).
+        self.suffix = ".tmp-%d%s" % (os.getpid(), "" if rank is None else "-r%d" % rank)
         self.session_override = None
         self.warnings = []
         self.started = False  # output created or partitions written: discard() on failure
@@ -273,9 +287,18 @@ class Converter:
                 fields.append(pa.field(c + "Value", pa.string()))
         return pa.schema(fields)
 
-    def _select(self, con, table, order_by_process, process_expr):
+    def _select(self, con, table, order_by_process, process_expr, align=False):
+        """align: the rank's clock correction on the time columns (per-rank tables only; _meta tables
+        are copied as the database has them, as before)."""
         cols = [n for n, _ in _columns(con, table)]
-        sel = ["t.\"%s\"" % c for c in cols if not (c == "rank" and table in LAUNCHER_RANK_TABLES)]
+        a = self.alignment.get(self.only_rank) if align and self.only_rank is not None else None
+        kinds = dict(time_columns(self.catalog, table)) if a is not None else {}
+        sel = []
+        for c in cols:
+            if c == "rank" and table in LAUNCHER_RANK_TABLES:
+                continue
+            q = "t.\"%s\"" % c
+            sel.append(corrected_sql(q, a, kinds[c] == "time_or_zero") if c in kinds else q)
         joins = []
         for i, c in enumerate(string_id_columns(self.catalog, table)):
             if c in cols:
@@ -290,20 +313,6 @@ class Converter:
         if order_by_process:
             sql += " ORDER BY 1"
         return sql
-
-    def _apply_alignment(self, table, columns, rank):
-        """The in-job recipe: this rank's clock correction on every time column."""
-        a = self.alignment.get(rank)
-        if a is None:
-            return columns
-        kinds = dict(time_columns(self.catalog, table))
-        out = []
-        for name, values in columns:
-            k = kinds.get(name)
-            if k is not None:
-                values = [v if v is None or (k == "time_or_zero" and v == 0) else corrected(v, a) for v in values]
-            out.append((name, values))
-        return out
 
     def convert(self, dbs):
         if not dbs:
@@ -352,8 +361,11 @@ class Converter:
                     self._rank_table(con, table, "t.globalPid", gpid_rank)
                 elif "globalTid" in cols:
                     self._rank_table(con, table, "t.globalTid & %d" % PID_MASK, gpid_rank)
+                elif self.only_rank is not None and table.startswith(SHARED_META_PREFIX):
+                    self._shared_meta_table(con, table)
                 else:
                     self._meta_table(con, table, source)
+            _forget_columns(con)
             con.close()
         for rank, m in self.manifests.items():
             path = os.path.join(self.out, "_ranks", "rank=%d.json" % rank)
@@ -410,54 +422,43 @@ class Converter:
         return {"compression": self.compression, "use_dictionary": True, "write_statistics": True}
 
     def _rank_table(self, con, table, process_expr, gpid_rank):
+        """One table of the database -> its partitions. Rows arrive in the database's order; each fetched
+        batch is cut into runs of one process by itertools.groupby and turned into Arrow columns by
+        zip(*rows), so no Python statement runs per row (the row loop was the conversion's cost)."""
         pa = self.pa
         schema = self._schema(con, table, True)
         names = schema.names
         host_at = names.index("host")
+        types = [schema.field(i).type for i in range(len(names))]
+        process_of = operator.itemgetter(0)
         for order in (False, True):
             w = _Writers(self.pq, self.out, table, schema, self._options(), self.suffix)
             w.options_rg = self.row_group_rows
             self.open_writers = [w]
             regrouped = False
-            cur = con.execute(self._select(con, table, order, process_expr))
-            pending, pending_rank = [], None
+            cur = con.execute(self._select(con, table, order, process_expr, align=True))
             skipped = 0
-
-            def flush():
-                if not pending:
-                    return True
-                rank, host = gpid_rank[pending_rank]
-                cols = list(zip(*pending))
-                data, ci = [], 0
-                for i, f in enumerate(names):
-                    if i == host_at:
-                        data.append((f, [host] * len(pending)))
-                    else:
-                        data.append((f, list(cols[ci])))
-                        ci += 1
-                data = self._apply_alignment(table, data, rank)
-                arrays = [pa.array(v, type=schema.field(i).type) for i, (_, v) in enumerate(data)]
-                ok = w.write(rank, pa.Table.from_arrays(arrays, schema=schema))
-                pending.clear()
-                return ok
-
             while not regrouped:
                 rows = cur.fetchmany(BATCH_ROWS)
                 if not rows:
                     break
-                for row in rows:
-                    g = row[0]
+                for g, run in itertools.groupby(rows, process_of):
                     if g not in gpid_rank:
-                        skipped += 1  # a process that is no rank (an untraced ancestor), or no process
+                        skipped += sum(1 for _ in run)  # a process that is no rank (an untraced ancestor)
                         continue
-                    if g != pending_rank or len(pending) >= BATCH_ROWS:
-                        if not flush():
-                            regrouped = True
-                            break
-                        pending_rank = g
-                    pending.append(row[1:])
-            if not regrouped and not flush():
-                regrouped = True
+                    rank, host = gpid_rank[g]
+                    block = list(run)
+                    cols = list(zip(*block))  # cols[0]: the process
+                    arrays, ci = [], 1
+                    for i, ty in enumerate(types):
+                        if i == host_at:
+                            arrays.append(pa.array([host] * len(block), type=ty))
+                        else:
+                            arrays.append(pa.array(cols[ci], type=ty))
+                            ci += 1
+                    if not w.write(rank, pa.Table.from_arrays(arrays, schema=schema)):
+                        regrouped = True
+                        break
             if regrouped:
                 w.abandon()
                 continue  # read again sorted by process
@@ -468,6 +469,13 @@ class Converter:
             self.manifests[rank]["tables"][table] = n
         if skipped:
             self.warnings.append("%s: %d row(s) of processes that are not ranks left out" % (table, skipped))
+
+    def _shared_meta_table(self, con, table):
+        """An ENUM_* table when ranks are converted alone: written by the first rank that finds it absent.
+        Ranks converting at once in the job may both write it: each writes its own temporary file and
+        renames it, so a reader sees one complete file either way (their contents are equal)."""
+        if not os.path.isfile(os.path.join(self.out, "_meta", SHARED_META_SOURCE, table + ".parquet")):
+            self._meta_table(con, table, SHARED_META_SOURCE)
 
     def _meta_table(self, con, table, source):
         pa = self.pa
@@ -548,23 +556,95 @@ def check_dataset(root, tables=None, world_size=None):
 
 # --- command line -------------------------------------------------------------------------------------------
 
-def _alignment_from(path, rank_db):
-    """The in-job recipe: GTRACE_RANKS of the merged summaries (`gtrace export -o align.sqlite
-    summaries/*.sqlite`) gives this rank's correction; the shift re-bases its own session onto the merge's."""
+_ALIGN_COLUMNS = "clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId"
+
+
+def alignment_rows(path):
+    """{launcher rank: (clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId)} of GTRACE_RANKS
+    in a merge of the ranks' summaries (`gtrace export -o align.sqlite summaries/*.sqlite`); read once,
+    however many ranks are converted against it (the first row of a rank, in row order)."""
     con = _open(path)
+    try:
+        rows = {}
+        for r in con.execute("SELECT rank, %s FROM GTRACE_RANKS ORDER BY rowid" % _ALIGN_COLUMNS):
+            rows.setdefault(r[0], tuple(r[1:]))
+    except sqlite3.Error as e:
+        raise DatasetError("%s: not a merge of summaries (%s)" % (path, e))
+    finally:
+        con.close()
+    return rows
+
+
+def _own_clock(rank_db):
+    """(launcher rank, clockOffsetNs) of a database exported from one rank's stream."""
     own = _open(rank_db)
-    gp, own_off = own.execute("SELECT globalPid, clockOffsetNs FROM GTRACE_RANKS").fetchone()
-    rank = own.execute("SELECT rank FROM GTRACE_RANKS").fetchone()[0]
-    own.close()
-    row = con.execute("SELECT clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId FROM GTRACE_RANKS "
-                      "WHERE globalPid & 16777215 = ? & 16777215 AND rank IS ?", (gp, rank)).fetchone()
+    try:
+        row = own.execute("SELECT rank, clockOffsetNs FROM GTRACE_RANKS").fetchone()
+    except sqlite3.Error:
+        row = None
+    finally:
+        own.close()
     if row is None:
-        row = con.execute("SELECT clockOffsetNs, alignOffsetNs, alignDriftPpb, alignRefNs, sessionId FROM GTRACE_RANKS "
-                          "WHERE rank = ?", (rank,)).fetchone()
-    con.close()
+        raise DatasetError("%s: no GTRACE_RANKS row: not a gtrace database of one rank" % rank_db)
+    return row
+
+
+def rank_alignment(rows, path, rank_db):
+    """The in-job recipe: this rank's correction from the merged summaries' rows (alignment_rows); the
+    shift re-bases its own session onto the merge's. Returns (the merge's session, (shift, offset,
+    drift, ref)), looked up by the database's own launcher rank."""
+    own_rank, own_off = _own_clock(rank_db)
+    row = rows.get(own_rank)
     if row is None:
-        raise DatasetError("%s: rank %s is not in the alignment database" % (path, rank))
+        raise DatasetError("%s: rank %s is not in the alignment database" % (path, own_rank))
     return row[4], (row[0] - own_off, row[1] or 0, row[2] or 0, row[3] or 0)
+
+
+def _alignment_from(path, rank_db):
+    return rank_alignment(alignment_rows(path), path, rank_db)
+
+
+def convert_each(inputs, out, catalog, alignment=None, compression="zstd", row_group_rows=1 << 20, force=False,
+                 log=sys.stderr):
+    """--rank each: every input is one rank's database, exported alone (its own session, as in the job);
+    its launcher rank names its partitions, and with `alignment` (the merged summaries) its times get
+    that rank's correction -- exactly what `convert --rank R --alignment A` does for each, in one process,
+    so that Python's and pyarrow's start (most of a small rank's conversion) is paid once per batch.
+    A rank that fails is discarded (its partitions only) and named; the others are kept.
+    Returns (converted ranks, [failure lines])."""
+    rows = alignment_rows(alignment) if alignment else None
+    done, failed = [], []
+    for db in inputs:
+        conv = None
+        try:
+            con = _open(db)
+            try:
+                procs = read_ranks(con, db)
+            finally:
+                con.close()
+            if len(procs) != 1:
+                raise DatasetError("%s: --rank each: the input must hold exactly one process (it holds %d)"
+                                   % (db, len(procs)))
+            rank = procs[0][1]
+            if rank is None:
+                raise DatasetError("%s: no launcher rank in the database: convert it with --rank R" % db)
+            corr, session = None, None
+            if rows is not None:
+                session, corr = rank_alignment(rows, alignment, db)
+            conv = Converter(out, catalog, compression=compression, row_group_rows=row_group_rows, rank=rank,
+                             force=force, alignment={rank: corr} if corr else None)
+            if corr:
+                conv.session_override = session
+            conv.convert([db])
+            for w in conv.warnings:
+                log.write("gtrace: warning: %s: %s\n" % (db, w))
+            done.append(rank)
+        except Exception as e:  # one rank's failure must not lose the others'
+            if conv is not None and conv.started:
+                conv.discard()
+            msg = str(e) if isinstance(e, DatasetError) else "%s: %s: %s" % (db, type(e).__name__, e)
+            failed.append(msg if db in msg else "%s: %s" % (db, msg))
+    return done, failed
 
 
 # Tables a summary keeps whole: what a merge needs to place and align a rank (GTRACE_RANKS: its clock
@@ -603,8 +683,10 @@ def main(argv=None):
     c.add_argument("-o", "--output", required=True)
     c.add_argument("--rank", type=int, help="per-rank mode: the input holds one process; write only its partitions "
                    "into DIR (which may already hold other ranks')")
-    c.add_argument("--alignment", help="with --rank: a merge of the ranks' summaries, whose clock correction "
-                   "this rank's times get (scripts/slurm-parquet.sh)")
+    c.add_argument("--each-rank", action="store_true", help="every input is one rank's database, exported alone "
+                   "(as in the job): each is converted as --rank <its launcher rank> would, all in this process")
+    c.add_argument("--alignment", help="with --rank or --each-rank: a merge of the ranks' summaries, whose clock "
+                   "correction each rank's times get (scripts/slurm-parquet.sh)")
     c.add_argument("--compression", default="zstd", choices=["zstd", "snappy", "gzip", "lz4", "none"])
     c.add_argument("--row-group-rows", type=int, default=1 << 20)
     c.add_argument("--catalog", help="column catalog JSON (default: asks `gtrace export --column-catalog`)")
@@ -612,18 +694,27 @@ def main(argv=None):
     c.add_argument("-f", "--force-overwrite", action="store_true")
     c.add_argument("inputs", nargs="+")
     m = sub.add_parser("summary", help="one rank's database -> its small summary for the clock alignment")
-    m.add_argument("-o", "--output", required=True)
+    m.add_argument("-o", "--output", help="the summary of the one database")
+    m.add_argument("-d", "--output-dir", help="several databases: each one's summary as DIR/<its file name>")
     m.add_argument("-f", "--force-overwrite", action="store_true")
-    m.add_argument("database")
+    m.add_argument("database", nargs="+")
     k = sub.add_parser("check", help="every partition present and readable, row counts as promised")
     k.add_argument("dataset")
     k.add_argument("--world-size", type=int, help="ranks 0..N-1 must all be there")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "summary":
-            write_summary(a.database, a.output, a.force_overwrite)
-            sys.stderr.write("gtrace: wrote %s (summary of %s, %d bytes)\n" % (a.output, a.database,
-                                                                             os.path.getsize(a.output)))
+            if (a.output is None) == (a.output_dir is None) or (a.output and len(a.database) != 1):
+                raise DatasetError("summary: give -o OUT for one database, or -d DIR for one or more")
+            if a.output_dir:
+                os.makedirs(a.output_dir, exist_ok=True)
+            for db in a.database:
+                out = a.output or os.path.join(a.output_dir, os.path.basename(db))
+                write_summary(db, out, a.force_overwrite)
+                if a.output:
+                    sys.stderr.write("gtrace: wrote %s (summary of %s, %d bytes)\n" % (out, db, os.path.getsize(out)))
+            if a.output_dir:
+                sys.stderr.write("gtrace: wrote %d summaries into %s\n" % (len(a.database), a.output_dir))
             return 0
         if a.cmd == "check":
             m = check_dataset(a.dataset, world_size=a.world_size)
@@ -631,6 +722,18 @@ def main(argv=None):
             print("gtrace: %s: %d ranks, %d rows, every partition readable" % (a.dataset, len(m), rows))
             return 0
         catalog = load_catalog(a.catalog, a.gtrace)
+        if a.each_rank:
+            if a.rank is not None:
+                raise DatasetError("--each-rank and --rank exclude each other")
+            done, failed = convert_each(a.inputs, a.output, catalog, a.alignment,
+                                        None if a.compression == "none" else a.compression, a.row_group_rows,
+                                        a.force_overwrite)
+            for f in failed:
+                sys.stderr.write("gtrace: %s\n" % f)
+            sys.stderr.write("gtrace: wrote %s (Parquet, %d of %d rank(s) converted one by one%s)\n" % (
+                a.output, len(done), len(a.inputs), "; %d failed, named above" % len(failed)
+                if failed else ""))
+            return 1 if failed else 0
         alignment = None
         if a.alignment:
             if a.rank is None or len(a.inputs) != 1:

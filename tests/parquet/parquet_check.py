@@ -13,6 +13,11 @@ errors   a missing partition, a corrupt partition, a missing rank, an existing o
 injob    the in-job recipe (scripts/slurm-parquet.sh): per-rank databases, summaries, their merge for
          the clock alignment, each rank converted alone: times equal the merged databases' to the ns,
          and the analysis equals gtrace analyze's of that merge.
+batch    many ranks per process (`export --type parquet --rank each`, `summary -d`): every file equals
+         the one-process-per-rank conversion's byte for byte, from databases and from streams; a bad
+         input among good ones is named and only its own partitions are missing; a rank already
+         converted is refused and kept; the recipe with RANKS_PER_TASK=3 equals the per-rank one.
+slurm    scripts/slurm-parquet.sh with a stand-in srun.
 """
 import glob
 import json
@@ -300,8 +305,114 @@ def part_slurm():
           % p.returncode)
 
 
+def tree_files(root, skip_meta=False):
+    """{relative path: bytes} of every file under root (_meta/ left out when skip_meta)."""
+    out = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            rel = os.path.relpath(os.path.join(d, f), root)
+            if skip_meta and rel.startswith("_meta"):
+                continue
+            out[rel] = open(os.path.join(d, f), "rb").read()
+    return out
+
+
+def dataset_content(root):
+    """Every rank partition's rows and every manifest, without the export session (a new one each time a
+    stream is exported: GTRACE_RANKS.sessionId, the manifest's session): {relative path: content}."""
+    import pyarrow.parquet as pq
+    out = {}
+    for rel, data in tree_files(root, skip_meta=True).items():
+        if rel.endswith(".json"):
+            m = json.loads(data)
+            m.pop("session", None)
+            out[rel] = m
+        else:
+            rows = pq.read_table(os.path.join(root, rel)).to_pylist()
+            out[rel] = [{k: v for k, v in r.items() if k != "sessionId"} for r in rows]
+    return out
+
+
+def part_batch():
+    here = os.path.dirname(os.path.abspath(__file__))
+    simulate()
+    os.makedirs("local")
+    dbs = ["local/rank-%d.sqlite" % r for r in range(RANKS)]
+    for r in range(RANKS):
+        run([G, "export", "-o", dbs[r], "streams/rank-%d.gtrace" % r])
+    # Summaries: one process for all equals one process each, byte for byte.
+    run([sys.executable, "-m", "gtrace.parquet", "summary", "-d", "sums", *dbs])
+    os.makedirs("sums1")
+    for r in range(RANKS):
+        run([sys.executable, "-m", "gtrace.parquet", "summary", "-o", "sums1/rank-%d.sqlite" % r, dbs[r]])
+    check(tree_files("sums") == tree_files("sums1") and len(os.listdir("sums")) == RANKS,
+          "summary -d of %d databases == one summary process per rank, byte for byte" % RANKS)
+    run([G, "export", "-o", "align.sqlite"] + ["sums/rank-%d.sqlite" % r for r in range(RANKS)])
+    run([G, "export", "-o", "merged.sqlite"] + dbs)
+    # One process per rank (the recipe so far) against one process for all.
+    for r in range(RANKS):
+        run([G, "export", "--type", "parquet", "--rank", str(r), "--alignment", "align.sqlite", "-o", "one", dbs[r]])
+    p = run([G, "export", "--type", "parquet", "--rank", "each", "--alignment", "align.sqlite", "-o", "batch"] + dbs)
+    check("8 of 8 rank(s) converted one by one" in p.stderr, "--rank each: " + p.stderr.strip())
+    one, batch = tree_files("one"), tree_files("batch")
+    check(one == batch and len(one) > 100, "--rank each == --rank R per process: %d files, equal byte for byte (%s)"
+          % (len(one), "same names" if sorted(one) == sorted(batch) else "names differ"))
+    check(len(glob.glob("batch/_meta/enums/ENUM_*.parquet")) > 10 and not glob.glob("batch/_meta/rank=0/ENUM_*"),
+          "ENUM tables once per dataset (_meta/enums), not in each rank's _meta")
+    check(sorted(os.listdir("batch/_meta/rank=0")) == sorted(
+        ["ANALYSIS_DETAILS.parquet", "GTRACE_CLOCK_ALIGNMENT.parquet", "META_DATA_CAPTURE.parquet",
+         "META_DATA_EXPORT.parquet", "NVTX_PAYLOAD_SCHEMAS.parquet", "NVTX_PAYLOAD_SCHEMA_ENTRIES.parquet",
+         "StringIds.parquet", "TARGET_INFO_CUDA_CONTEXT_INFO.parquet", "TARGET_INFO_CUDA_DEVICE.parquet",
+         "TARGET_INFO_CUDA_STREAM.parquet", "TARGET_INFO_GPU.parquet", "TARGET_INFO_SESSION_START_TIME.parquet",
+         "TARGET_INFO_SYSTEM_ENV.parquet"]), "a rank's own _meta: its 13 tables")
+    args = ["--step-range", "train_step", "--format", "json", "--top", "100000"]
+    native = run([G, "analyze", "merged.sqlite"] + args).stdout
+    duck = run([G, "analyze", "--engine", "duckdb", "batch"] + args).stdout
+    check(duck == native, "analysis of the --rank each dataset == gtrace analyze of the merged databases")
+    # Streams in: each exported alone (as the job does), the same partitions.
+    p = run([G, "export", "--type", "parquet", "--rank", "each", "--alignment", "align.sqlite", "-o", "fromstreams"]
+            + ["streams/rank-%d.gtrace" % r for r in range(RANKS)])
+    check(dataset_content("fromstreams") == dataset_content("batch") and not glob.glob("fromstreams.gtrace-tmp-*"),
+          "--rank each of the 8 streams: the same rows and manifests (but the session), temporary databases removed")
+    # A bad input among good ones: named, the others converted, nothing of it left.
+    open("bad.sqlite", "wb").write(b"SQLite format 3\x00" + b"\x01" * 200)  # a header, then nothing readable
+    p = run([G, "export", "--type", "parquet", "--rank", "each", "--alignment", "align.sqlite", "-o", "mixed",
+             dbs[0], "bad.sqlite", "merged.sqlite", dbs[1]], expect_rc=1)
+    ranks = sorted(os.listdir("mixed/_ranks"))
+    check("bad.sqlite: DatabaseError" in p.stderr and
+          "merged.sqlite: --rank each: the input must hold exactly one process (it holds 8)" in p.stderr and
+          "2 of 4 rank(s)" in p.stderr and ranks == ["rank=0.json", "rank=1.json"],
+          "bad inputs named, the good ranks kept: %s / %s" % (ranks, p.stderr.strip().replace("\n", " | ")))
+    run([sys.executable, "-m", "gtrace.parquet", "check", "mixed"])
+    # Converted again: refused, and what was there is kept.
+    before = tree_files("batch")
+    p = run([G, "export", "--type", "parquet", "--rank", "each", "--alignment", "align.sqlite", "-o", "batch",
+             dbs[2], dbs[3]], expect_rc=1)
+    check("rank 2 is already converted" in p.stderr and "rank 3 is already converted" in p.stderr and
+          tree_files("batch") == before, "ranks converted twice refused, their partitions kept: "
+          + p.stderr.strip().replace("\n", " | "))
+    p = run([G, "export", "--type", "parquet", "--alignment", "align.sqlite", "-o", "x", dbs[0]], expect_rc=2)
+    check("--alignment goes with --rank" in p.stderr, "--alignment without --rank: " + p.stderr.strip())
+    # The recipe with three ranks per task (3 tasks for 8 ranks) == one task per rank.
+    env = dict(os.environ, GTRACE=G, SRUN=os.path.join(here, "fake_srun.sh"), NTASKS=str(RANKS))
+    script = os.path.join(here, "..", "..", "scripts", "slurm-parquet.sh")
+    outs = {}
+    for k in ("1", "3"):
+        p = subprocess.run(["bash", script, "streams/rank-{rank}.gtrace", "rec%s" % k], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=dict(env, RANKS_PER_TASK=k))
+        outs[k] = p
+        if p.returncode != 0:
+            print(p.stdout[-3000:])
+    check(outs["3"].returncode == 0 and "(3 tasks)" in outs["3"].stdout and os.listdir("rec3.work/local") == [],
+          "slurm-parquet.sh RANKS_PER_TASK=3: 3 tasks, per-rank databases removed")
+    check(outs["1"].returncode == 0 and dataset_content("rec1") == dataset_content("rec3"),
+          "RANKS_PER_TASK=3 gives the partitions and manifests of one task per rank, row for row")
+    duck = run([G, "analyze", "--engine", "duckdb", "rec3"] + args).stdout
+    check(duck == native, "analysis of the batched recipe's dataset == gtrace analyze of the merged databases")
+
+
 {"dataset": part_dataset, "analyze": part_analyze, "errors": part_errors, "injob": part_injob,
- "slurm": part_slurm}[PART]()
+ "slurm": part_slurm, "batch": part_batch}[PART]()
 if FAILS:
     print("%d check(s) failed" % len(FAILS))
     sys.exit(1)

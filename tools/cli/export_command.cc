@@ -200,8 +200,14 @@ int RunParquetExport(const exporter::ExportOptions& o, const ParquetOptions& q, 
     std::cerr << "gtrace: export: give streams or gtrace databases, not both\n";
     return 2;
   }
+  const bool each = q.rank == "each";
+  if (!q.alignment.empty() && q.rank.empty()) {
+    std::cerr << "gtrace: export: --alignment goes with --rank R or --rank each\n";
+    return 2;
+  }
   std::vector<std::string> databases;
-  std::string temp_db;
+  std::vector<std::string> temp_dbs;  // removed at the end, whatever happened
+  std::string temp_dir;
   if (dbs > 0) {
     databases = given;
   } else {
@@ -213,20 +219,46 @@ int RunParquetExport(const exporter::ExportOptions& o, const ParquetOptions& q, 
     }
     std::string base = out;
     while (base.size() > 1 && base.back() == '/') base.pop_back();
-    temp_db = base + ".gtrace-tmp-" + std::to_string(getpid()) + ".sqlite";
-    so.output = temp_db;
-    if (ExportToTempDb(&so) != 0) return 1;
-    databases.push_back(temp_db);
+    if (!each) {
+      temp_dbs.push_back(base + ".gtrace-tmp-" + std::to_string(getpid()) + ".sqlite");
+      so.output = temp_dbs.back();
+      if (ExportToTempDb(&so) != 0) return 1;
+    } else {
+      // --rank each: every stream alone, as each rank's own export in the job would be (its own session);
+      // one at a time, so the disk holds one extra database per stream only until Python has read it.
+      temp_dir = base + ".gtrace-tmp-" + std::to_string(getpid());
+      if (mkdir(temp_dir.c_str(), 0755) != 0) {
+        std::cerr << "gtrace: export: cannot create " << temp_dir << "\n";
+        return 1;
+      }
+      for (size_t i = 0; i < so.inputs.size(); ++i) {
+        exporter::ExportOptions one = so;
+        one.inputs = {so.inputs[i]};
+        one.output = temp_dir + "/" + std::to_string(i) + ".sqlite";
+        temp_dbs.push_back(one.output);
+        if (ExportToTempDb(&one) != 0) {
+          for (const std::string& t : temp_dbs) std::remove(t.c_str());
+          rmdir(temp_dir.c_str());
+          return 1;
+        }
+      }
+    }
+    databases = temp_dbs;
   }
   std::vector<std::string> args = {"convert", "-o", out};
   if (o.force) args.push_back("--force-overwrite");
-  if (!q.rank.empty()) args.insert(args.end(), {"--rank", q.rank});
+  if (each) {
+    args.push_back("--each-rank");
+  } else if (!q.rank.empty()) {
+    args.insert(args.end(), {"--rank", q.rank});
+  }
   if (!q.alignment.empty()) args.insert(args.end(), {"--alignment", q.alignment});
   if (!q.compression.empty()) args.insert(args.end(), {"--compression", q.compression});
   if (!q.row_group_rows.empty()) args.insert(args.end(), {"--row-group-rows", q.row_group_rows});
   args.insert(args.end(), databases.begin(), databases.end());
   int rc = RunPythonModule("gtrace.parquet", args);
-  if (!temp_db.empty()) std::remove(temp_db.c_str());
+  for (const std::string& t : temp_dbs) std::remove(t.c_str());
+  if (!temp_dir.empty()) rmdir(temp_dir.c_str());
   return rc;
 }
 
@@ -396,10 +428,12 @@ int RunExport(const std::vector<std::string>& args) {
       return Status::Ok();
     };
   };
-  p.Add({"rank", 0, true, "R", "--type parquet, inside the job: the input is rank R's one stream or database; write "
-         "only its partitions into the dataset directory (which may hold other ranks')", keep(&pq.rank)});
-  p.Add({"alignment", 0, true, "DB", "--type parquet --rank: a merge of every rank's summary database; its clock "
-         "correction is applied to this rank's times (scripts/slurm-parquet.sh)", keep(&pq.alignment)});
+  p.Add({"rank", 0, true, "R|each", "--type parquet, inside the job: the input is rank R's one stream or database; "
+         "write only its partitions into the dataset directory (which may hold other ranks'). `each`: every input "
+         "is one rank's stream or database, converted as --rank <its launcher rank>, all in one process",
+         keep(&pq.rank)});
+  p.Add({"alignment", 0, true, "DB", "--type parquet --rank R|each: a merge of every rank's summary database; its "
+         "clock correction is applied to each rank's times (scripts/slurm-parquet.sh)", keep(&pq.alignment)});
   p.Add({"compression", 0, true, "CODEC", "--type parquet: zstd (default), snappy, gzip, lz4 or none",
          keep(&pq.compression)});
   p.Add({"row-group-rows", 0, true, "N", "--type parquet: rows per row group (default 1048576)",
