@@ -17,6 +17,11 @@ ROUNDS=${1:-5}
 UNITS=${2:-200000}
 PY=$(${PYTHON:-python3} -c 'import sys; print(sys.executable)')
 cmake --build "$BUILD" -j2 --target gtrace gtrace_cli >/dev/null 2>&1 || { echo "build failed: cmake --build $BUILD"; exit 1; }
+# The parts (bench/cpu_sampling/pysample_bench.cc; only where CPython's development files exist).
+parts=""
+if cmake --build "$BUILD" -j2 --target pysample_bench >/dev/null 2>&1; then
+  parts=$("$BUILD/bin/pysample_bench" 2>&1 || true)
+fi
 lib=$(realpath "$BUILD/lib/libgtrace.so")
 cli=$BUILD/bin/gtrace
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$BUILD/CMakeCache.txt")
@@ -80,6 +85,16 @@ Cost per sample = (python - sampled) / the samples of the last python run.
 | Python frames | none, ms | sampled, ms | python, ms | python / sampled (thread) | python / sampled (process) | samples | added per sample, us |
 |---|---|---|---|---|---|---|---|
 ${rows}
+The parts, in one process embedding the local CPython (\`$BUILD/bin/pysample_bench\`, thread CPU time,
+medians): signal_ns = a SIGPROF round trip to an empty handler (every sample pays it); warm_ns = the
+fault-free reader at that depth with its code-object cache warm (the steady state); cold_ns = with an
+empty cache; direct_ns = the CUDA backtraces' direct reader (no process_vm_readv); reads =
+process_vm_readv calls per warm read. Per sample in the steady state: signal_ns + warm_ns.
+
+\`\`\`
+${parts:-pysample_bench not built (no CPython development files)}
+\`\`\`
+
 Main thread CPU per run (ns):
 $(for d in $depths; do for m in $modes; do echo "- $m, depth $d: $(all "$m-$d")"; done; done)
 MD
