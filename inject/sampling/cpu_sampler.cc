@@ -144,10 +144,16 @@ void DropSlot(Sampler* s, pid_t tid, PerfThreadEvent* e) {
 }
 
 void Reset(Sampler* s, uint64_t session_id, const Config& config) {
-  // A forked child: the parent's routes and slots are copies nobody signals here.
-  ForgetPythonSamplingRoutes();
-  for (auto& [tid, slot] : s->slots)
-    delete slot;
+  if (s->pid == getpid()) {
+    // A new session in the same process: its threads may still be signalled; disarm properly.
+    for (auto& [tid, e] : s->events)
+      DropSlot(s, tid, e.get());
+  } else {
+    // A forked child: the parent's routes and slots are copies nobody signals here.
+    ForgetPythonSamplingRoutes();
+    for (auto& [tid, slot] : s->slots)
+      delete slot;
+  }
   s->slots.clear();
   s->python_wanted = config.python_sampling;
   s->python_on = s->python_done = false;
