@@ -112,6 +112,27 @@ Config Load(std::map<std::string, std::string> env) {
   return c;
 }
 
+TEST(SamplingConfig, PythonSamplingVariable) {
+  Config c = Load({{"GTRACE_SAMPLE", "process-tree"}});
+  EXPECT_FALSE(c.python_sampling);  // default false, as nsys's --python-sampling
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_PYTHON_SAMPLING", "true"}});
+  EXPECT_TRUE(c.python_sampling);
+  EXPECT_TRUE(c.warnings.empty());
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_PYTHON_SAMPLING", "false"}});
+  EXPECT_FALSE(c.python_sampling);
+  EXPECT_TRUE(c.warnings.empty());
+  // Without CPU sampling there are no samples to carry the frames: off, with one warning.
+  c = Load({{"GTRACE_PYTHON_SAMPLING", "true"}});
+  EXPECT_FALSE(c.python_sampling);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("has no effect without GTRACE_SAMPLE"), std::string::npos) << c.warnings[0];
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_PYTHON_SAMPLING", "yes please"}});
+  EXPECT_FALSE(c.python_sampling);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("GTRACE_PYTHON_SAMPLING='yes please': expected true or false"), std::string::npos)
+      << c.warnings[0];
+}
+
 TEST(SamplingConfig, SampleAndFrequencyVariables) {
   Config c = Load({});
   EXPECT_FALSE(c.sample_cpu);  // gtrace's default is none (nsys's is process-tree)
