@@ -22,7 +22,7 @@ constexpr const char* kKnownVariables[] = {
     "GTRACE_OSRT_THRESHOLD", "GTRACE_OSRT_BACKTRACE_THRESHOLD", "GTRACE_OSRT_BACKTRACE_DEPTH",
     "GTRACE_PYTHON_BACKTRACE", "GTRACE_LIBUNWIND_PATH",
     // CPU sampling (inject/sampling)
-    "GTRACE_SAMPLE", "GTRACE_SAMPLING_FREQUENCY",
+    "GTRACE_SAMPLE", "GTRACE_SAMPLING_FREQUENCY", "GTRACE_PYTHON_SAMPLING",
     // Set by the library itself / tests
     "GTRACE_LIBRARY_PATH",  "GTRACE_DISABLE",
 };
@@ -288,6 +288,20 @@ void LoadSamplingConfig(EnvGetter getenv_fn, Config* c) {
       v != nullptr && ParseBounded("GTRACE_SAMPLING_FREQUENCY", v, kMinSamplingFrequencyHz, kMaxSamplingFrequencyHz,
                                    &v64, &c->warnings)) {
     c->sampling_frequency_hz = static_cast<uint32_t>(v64);
+  }
+  if (const char* v = getenv_fn("GTRACE_PYTHON_SAMPLING"); v != nullptr) {
+    std::string_view t = Trim(v);
+    if (t == "true" || t == "1") {
+      c->python_sampling = true;
+    } else if (t != "false" && t != "0" && !t.empty()) {
+      c->warnings.push_back("GTRACE_PYTHON_SAMPLING='" + std::string(v) + "': expected true or false; Python frames in "
+                            "CPU samples are off");
+    }
+    if (c->python_sampling && !c->sample_cpu) {
+      c->warnings.push_back("GTRACE_PYTHON_SAMPLING=true has no effect without GTRACE_SAMPLE=process-tree (CPU "
+                            "sampling is off)");
+      c->python_sampling = false;
+    }
   }
   if (c->sample_cpu) c->sources |= kSourceSampling;
 }

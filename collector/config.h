@@ -72,6 +72,9 @@ struct Config {
   std::string sample = "none";
   bool sample_cpu = false;
   uint32_t sampling_frequency_hz = 1000;
+  // GTRACE_PYTHON_SAMPLING=true|false (nsys's --python-sampling): with sampling on, each sample of a
+  // thread running Python also carries its Python frames (inject/sampling/python_signal_sampler.h).
+  bool python_sampling = false;
   CaptureConfig capture;
   // GTRACE_CLOCK: the stream clock (collector/clock_source.h). auto by default (the TSC path passed
   // the GPU kit's row checks on an H200, 2026-11-26): the CPU's invariant tick counter where the

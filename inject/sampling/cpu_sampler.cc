@@ -22,7 +22,9 @@
 #include "collector/session.h"
 #include "collector/sources.h"
 #include "inject/callstack/module_map.h"
+#include "inject/callstack/callstack_fields.h"
 #include "inject/sampling/perf_thread_event.h"
+#include "inject/sampling/python_signal_sampler.h"
 #include "inject/sampling/sampling_fields.h"
 
 namespace gt::sampling {
@@ -51,6 +53,16 @@ struct Sampler {
   ClockPair first_pair, pair;
   uint64_t rate_q32 = 1ull << 32;
   std::string packed;
+  // --python-sampling (python_signal_sampler.h): wanted by the config; on once the interpreter is
+  // found and SIGPROF taken; `python_done` once the outcome was written (on, or off for good).
+  bool python_wanted = false, python_on = false, python_done = false;
+  std::unordered_map<pid_t, PySampleSlot*> slots;  // per sampled thread, while its event lives
+  uint64_t python_dropped = 0, reported_python_dropped = 0;
+  struct PyIds {
+    uint64_t file, function;
+    uint32_t line;
+  };
+  std::vector<PyIds> py_ids;  // scratch of WriteSample
 };
 
 Sampler* g_sampler = nullptr;
@@ -112,13 +124,40 @@ void WriteConfig(const Config& config, Sampler* s, ChunkBuilder* chunk) {
   w.Varint(f::kPeriodNs, s->period_ns);
   w.String(f::kEvent, "cpu-clock");
   w.String(f::kSample, config.sample);
+  if (config.python_sampling)
+    w.Varint(f::kPythonSampling, 1);
   w.EndNested();
   // Chunk.cpu_sampling_config is singular: close this chunk.
   chunk->End();
   chunk->Begin(0, 0, 0);
 }
 
+// The event of `tid` is closed (or about to be): stop its signals, wait for its handler, free its slot.
+void DropSlot(Sampler* s, pid_t tid, PerfThreadEvent* e) {
+  auto it = s->slots.find(tid);
+  if (it == s->slots.end())
+    return;
+  s->python_dropped += it->second->full();
+  DisarmPythonSampling(e->fd(), it->second);
+  delete it->second;
+  s->slots.erase(it);
+}
+
 void Reset(Sampler* s, uint64_t session_id, const Config& config) {
+  if (s->pid == getpid()) {
+    // A new session in the same process: its threads may still be signalled; disarm properly.
+    for (auto& [tid, e] : s->events)
+      DropSlot(s, tid, e.get());
+  } else {
+    // A forked child: the parent's routes and slots are copies nobody signals here.
+    ForgetPythonSamplingRoutes();
+    for (auto& [tid, slot] : s->slots)
+      delete slot;
+  }
+  s->slots.clear();
+  s->python_wanted = config.python_sampling;
+  s->python_on = s->python_done = false;
+  s->python_dropped = s->reported_python_dropped = 0;
   s->events.clear();  // a forked child's copies of the parent's events: unmapped and closed unread
   s->skipped.clear();
   s->named.clear();
@@ -147,6 +186,48 @@ void UpdateClock(Sampler* s) {
   }
 }
 
+// Routes the signals of `tid`'s event to a new slot (its Python frames). A thread whose event cannot
+// be armed keeps native frames.
+void ArmSlot(Sampler* s, pid_t tid, PerfThreadEvent* e) {
+  auto* slot = new PySampleSlot(e->meta_page());
+  if (ArmPythonSampling(e->fd(), tid, slot)) {
+    s->slots.emplace(tid, slot);
+  } else {
+    delete slot;
+  }
+}
+
+// --python-sampling: tries to find the interpreter and take SIGPROF (each cycle until there is an
+// interpreter: one embedded by dlopen may come late); writes the outcome once it is known.
+void SetUpPython(Sampler* s, ChunkBuilder* chunk) {
+  if (!s->python_wanted || s->python_done)
+    return;
+  std::string why, version;
+  bool on = SetUpPythonSampling(&why, &version);
+  if (!on && why.rfind("no Python interpreter", 0) == 0)
+    return;  // not (yet) a Python process: try again next cycle
+  s->python_done = true;
+  s->python_on = on;
+  namespace f = field::cpu_python_sampling;
+  ProtoWriter& w = chunk->body();
+  w.BeginNested(field::chunk::kCpuPythonSampling);
+  if (on) {
+    w.String(f::kPythonVersion, version);
+  } else {
+    w.String(f::kOffReason, why);
+  }
+  w.EndNested();
+  // Chunk.cpu_python_sampling is singular: close this chunk.
+  chunk->End();
+  chunk->Begin(0, 0, 0);
+  if (!on) {
+    ReportDiagnostic(field::enums::kSeverityWarning, "sampling", "Python frames in CPU samples off: " + why);
+    return;
+  }
+  for (auto& [tid, e] : s->events)
+    ArmSlot(s, tid, e.get());
+}
+
 // Opens events for threads not seen yet; returns false when sampling was refused (switched off).
 bool OpenNewThreads(Sampler* s) {
   for (pid_t tid : s->listed) {
@@ -158,9 +239,11 @@ bool OpenNewThreads(Sampler* s) {
     }
     int err = 0;
     bool mapping_failed = false;
-    PerfThreadEvent* e = PerfThreadEvent::Open(tid, s->period_ns, s->enabled, &err, &mapping_failed);
+    PerfThreadEvent* e = PerfThreadEvent::Open(tid, s->period_ns, s->enabled, s->python_wanted, &err, &mapping_failed);
     if (e != nullptr) {
       s->events.emplace(tid, std::unique_ptr<PerfThreadEvent>(e));
+      if (s->python_on)
+        ArmSlot(s, tid, e);
       continue;
     }
     s->skipped.insert(tid);
@@ -187,6 +270,8 @@ bool OpenNewThreads(Sampler* s) {
                          "profile";
       ReportDiagnostic(field::enums::kSeverityWarning, "sampling", text);
       s->off = true;
+      for (auto& [t, ev] : s->events)
+        DropSlot(s, t, ev.get());
       s->events.clear();
       return false;
     }
@@ -200,13 +285,36 @@ bool OpenNewThreads(Sampler* s) {
   return true;
 }
 
-void WriteSample(Sampler* s, const PerfSample& p, ChunkBuilder* chunk) {
+void WriteSample(Sampler* s, const PerfSample& p, PySampleSlot* slot, ChunkBuilder* chunk) {
   if (s->named.insert(static_cast<pid_t>(p.tid)).second)
     EmitThreadInfo(chunk, p.tid);  // reopens the chunk
   s->packed.clear();
   char buf[10];
   for (uint32_t i = 0; i < p.ip_count; ++i)
     s->packed.append(buf, ProtoWriter::EncodeVarint(p.ips[i], buf));
+  // The Python frames its thread's handler read for this very sample (same ring offset), if any.
+  // Their strings are interned first: an InternedString cannot go inside the CpuSample.
+  s->py_ids.clear();
+  bool py_truncated = false;
+  if (slot != nullptr) {
+    if (const PySampleEntry* e = slot->Take(p.end_offset)) {
+      size_t pos = 0;
+      for (uint32_t i = 0; i < e->frames && pos + sizeof(callstack::PackedPythonFrame) <= e->bytes; ++i) {
+        callstack::PackedPythonFrame head;
+        memcpy(&head, e->data + pos, sizeof(head));
+        pos += sizeof(head);
+        if (pos + head.file_bytes + head.function_bytes > e->bytes)
+          break;
+        const char* text = reinterpret_cast<const char*>(e->data + pos);
+        uint64_t file = chunk->Intern(std::string_view(text, head.file_bytes));
+        uint64_t function = chunk->Intern(std::string_view(text + head.file_bytes, head.function_bytes));
+        s->py_ids.push_back({file, function, head.line});
+        pos += head.file_bytes + head.function_bytes;
+      }
+      py_truncated = e->truncated != 0;
+      slot->Pop();
+    }
+  }
   uint64_t ts = MonotonicToStream(p.time_ns, s->pair.stream_ns, s->pair.monotonic_ns, s->rate_q32);
   namespace f = field::cpu_sample;
   ProtoWriter& w = chunk->body();
@@ -218,12 +326,25 @@ void WriteSample(Sampler* s, const PerfSample& p, ChunkBuilder* chunk) {
   if (!s->packed.empty())
     w.Bytes(f::kIps, s->packed.data(), s->packed.size());  // packed repeated uint64
   w.Varint(f::kThreadState, kThreadStateRunning);
+  for (const Sampler::PyIds& py : s->py_ids) {
+    w.BeginNested(f::kPythonFrames);
+    w.VarintIfNonZero(field::python_frame::kFileId, py.file);
+    w.VarintIfNonZero(field::python_frame::kFunctionId, py.function);
+    w.VarintIfNonZero(field::python_frame::kLine, py.line);
+    w.EndNested();
+  }
+  if (py_truncated)
+    w.Varint(f::kPythonTruncated, 1);
   w.EndNested();
   chunk->CountRecord();
 }
 
 void WriteLosses(Sampler* s, ChunkBuilder* chunk) {
-  if (s->lost == s->reported_lost && s->malformed == s->reported_malformed && s->refused == s->reported_refused)
+  uint64_t python_dropped = s->python_dropped;
+  for (auto& [tid, slot] : s->slots)
+    python_dropped += slot->full();
+  if (s->lost == s->reported_lost && s->malformed == s->reported_malformed && s->refused == s->reported_refused &&
+      python_dropped == s->reported_python_dropped)
     return;
   namespace f = field::cpu_sampling_loss;
   ProtoWriter& w = chunk->body();
@@ -232,7 +353,9 @@ void WriteLosses(Sampler* s, ChunkBuilder* chunk) {
   w.VarintIfNonZero(f::kLostSamples, s->lost - s->reported_lost);
   w.VarintIfNonZero(f::kThreadsRefused, s->refused - s->reported_refused);
   w.VarintIfNonZero(f::kTruncatedSamples, s->malformed - s->reported_malformed);
+  w.VarintIfNonZero(f::kPythonFramesDropped, python_dropped - s->reported_python_dropped);
   w.EndNested();
+  s->reported_python_dropped = python_dropped;
   s->reported_lost = s->lost;
   s->reported_malformed = s->malformed;
   s->reported_refused = s->refused;
@@ -262,14 +385,27 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
     for (auto& [tid, e] : s->events)
       e->SetEnabled(enabled);
   }
+  SetUpPython(s, chunk);
+  if (s->python_on && !PythonSignalStillOurs()) {
+    // The application took SIGPROF after us: stop signalling its threads at once.
+    for (auto& [tid, e] : s->events)
+      DropSlot(s, tid, e.get());
+    s->python_on = false;
+    ReportDiagnostic(field::enums::kSeverityWarning, "sampling",
+                     "Python frames in CPU samples off from now on: the application installed its own SIGPROF "
+                     "handler");
+  }
   ListThreads(&s->listed);
   if (!OpenNewThreads(s))
     return;
   PerfReadCounts counts;
   for (auto it = s->events.begin(); it != s->events.end();) {
-    it->second->Read(&counts, [&](const PerfSample& p) { WriteSample(s, p, chunk); });
+    auto slot_it = s->slots.find(it->first);
+    PySampleSlot* slot = slot_it != s->slots.end() ? slot_it->second : nullptr;
+    it->second->Read(&counts, [&](const PerfSample& p) { WriteSample(s, p, slot, chunk); });
     chunk->SplitIfLarger(kMaxChunkBodyBytes);
     if (s->listed.count(it->first) == 0) {
+      DropSlot(s, it->first, it->second.get());
       it = s->events.erase(it);  // the thread ended: its last samples were just read
     } else {
       ++it;

@@ -25,7 +25,8 @@ constexpr uint64_t kSampleType =
 
 }  // namespace
 
-PerfThreadEvent* PerfThreadEvent::Open(pid_t tid, uint64_t period_ns, bool enabled, int* err, bool* mapping_failed) {
+PerfThreadEvent* PerfThreadEvent::Open(pid_t tid, uint64_t period_ns, bool enabled, bool wakeup_each_sample, int* err,
+                                       bool* mapping_failed) {
   *mapping_failed = false;
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof(attr));
@@ -43,9 +44,15 @@ PerfThreadEvent* PerfThreadEvent::Open(pid_t tid, uint64_t period_ns, bool enabl
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
   attr.sample_max_stack = kMaxFrames;
-  // No wakeups: nobody polls, the drain thread reads on its own schedule.
-  attr.watermark = 1;
-  attr.wakeup_watermark = static_cast<uint32_t>(kDataPages * 4096);
+  if (wakeup_each_sample) {
+    // A wakeup per sample: with O_ASYNC armed (python_signal_sampler.cc) each one signals the thread.
+    attr.watermark = 0;
+    attr.wakeup_events = 1;
+  } else {
+    // No wakeups: nobody polls, the drain thread reads on its own schedule.
+    attr.watermark = 1;
+    attr.wakeup_watermark = static_cast<uint32_t>(kDataPages * 4096);
+  }
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0) {
     *err = errno;
@@ -155,6 +162,7 @@ bool PerfThreadEvent::Next(PerfSample* out, PerfReadCounts* counts) {
       frames[n++] = ip;  // no callchain (e.g. the walk failed at once): the IP alone
     out->ips = frames;
     out->ip_count = n;
+    out->end_offset = tail_;
     return true;
   }
   return false;

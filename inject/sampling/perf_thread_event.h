@@ -24,6 +24,7 @@ struct PerfSample {
   uint64_t period_ns = 0;         // cpu-clock count this sample stands for
   const uint64_t* ips = nullptr;  // user frames, innermost first (context markers removed)
   uint32_t ip_count = 0;
+  uint64_t end_offset = 0;  // ring offset just past this record (matches a Python entry's data_head)
 };
 
 // What Read saw besides samples.
@@ -41,7 +42,10 @@ class PerfThreadEvent {
   // or seccomp; ESRCH: the thread is gone).
   // *mapping_failed tells a refused ring (mmap: the per-user perf_event_mlock_kb budget and
   // RLIMIT_MEMLOCK exhausted by many threads) from a refused event.
-  static PerfThreadEvent* Open(pid_t tid, uint64_t period_ns, bool enabled, int* err, bool* mapping_failed);
+  // `wakeup_each_sample`: a wakeup per sample, so that an O_ASYNC owner gets a signal per sample
+  // (--python-sampling, python_signal_sampler.h); otherwise no wakeups at all.
+  static PerfThreadEvent* Open(pid_t tid, uint64_t period_ns, bool enabled, bool wakeup_each_sample, int* err,
+                               bool* mapping_failed);
   ~PerfThreadEvent();
   PerfThreadEvent(const PerfThreadEvent&) = delete;
   PerfThreadEvent& operator=(const PerfThreadEvent&) = delete;
@@ -56,6 +60,8 @@ class PerfThreadEvent {
   }
   void SetEnabled(bool on);
   pid_t tid() const { return tid_; }
+  int fd() const { return fd_; }
+  const void* meta_page() const { return map_; }  // perf_event_mmap_page (data_head)
 
  private:
   PerfThreadEvent() = default;

@@ -41,11 +41,15 @@ TEST(SamplingFields, MatchDescriptorAndMap) {
   EXPECT_FIELD(Chunk, "cpu_sampling_config", field::chunk::kCpuSamplingConfig);
   EXPECT_FIELD(Chunk, "cpu_samples", field::chunk::kCpuSamples);
   EXPECT_FIELD(Chunk, "cpu_sampling_losses", field::chunk::kCpuSamplingLosses);
+  EXPECT_FIELD(Chunk, "cpu_python_sampling", field::chunk::kCpuPythonSampling);
   namespace c = field::cpu_sampling_config;
   EXPECT_FIELD(CpuSamplingConfig, "frequency_hz", c::kFrequencyHz);
   EXPECT_FIELD(CpuSamplingConfig, "period_ns", c::kPeriodNs);
   EXPECT_FIELD(CpuSamplingConfig, "event", c::kEvent);
   EXPECT_FIELD(CpuSamplingConfig, "sample", c::kSample);
+  EXPECT_FIELD(CpuSamplingConfig, "python_sampling", c::kPythonSampling);
+  EXPECT_FIELD(CpuPythonSampling, "python_version", field::cpu_python_sampling::kPythonVersion);
+  EXPECT_FIELD(CpuPythonSampling, "off_reason", field::cpu_python_sampling::kOffReason);
   namespace s = field::cpu_sample;
   EXPECT_FIELD(CpuSample, "ts_delta_ns", s::kTsDeltaNs);
   EXPECT_FIELD(CpuSample, "tid", s::kTid);
@@ -53,11 +57,14 @@ TEST(SamplingFields, MatchDescriptorAndMap) {
   EXPECT_FIELD(CpuSample, "period_ns", s::kPeriodNs);
   EXPECT_FIELD(CpuSample, "ips", s::kIps);
   EXPECT_FIELD(CpuSample, "thread_state", s::kThreadState);
+  EXPECT_FIELD(CpuSample, "python_frames", s::kPythonFrames);
+  EXPECT_FIELD(CpuSample, "python_truncated", s::kPythonTruncated);
   namespace l = field::cpu_sampling_loss;
   EXPECT_FIELD(CpuSamplingLoss, "ts_ns", l::kTsNs);
   EXPECT_FIELD(CpuSamplingLoss, "lost_samples", l::kLostSamples);
   EXPECT_FIELD(CpuSamplingLoss, "threads_refused", l::kThreadsRefused);
   EXPECT_FIELD(CpuSamplingLoss, "truncated_samples", l::kTruncatedSamples);
+  EXPECT_FIELD(CpuSamplingLoss, "python_frames_dropped", l::kPythonFramesDropped);
   // The packed encoding the writer produces (Bytes of varints) is what proto3 expects.
   EXPECT_TRUE(schema::CpuSample::descriptor()->FindFieldByName("ips")->is_packed());
   const google::protobuf::Descriptor* chunk = schema::Chunk::descriptor();
@@ -69,20 +76,20 @@ TEST(SamplingFields, MatchDescriptorAndMap) {
     ++in_range;
     EXPECT_TRUE(Checked()["Chunk"].count(f->name())) << "Chunk." << f->name() << " (sampling range) has no constant";
   }
-  EXPECT_EQ(in_range, 3);
+  EXPECT_EQ(in_range, 4);
   std::set<std::pair<std::string, std::string>> mapped;
   for (const auto& d : exporter::kSamplingFieldMap)
     mapped.insert({d.message, d.field});
   for (const google::protobuf::Descriptor* d :
        {schema::CpuSamplingConfig::descriptor(), schema::CpuSample::descriptor(),
-        schema::CpuSamplingLoss::descriptor()}) {
+        schema::CpuSamplingLoss::descriptor(), schema::CpuPythonSampling::descriptor()}) {
     for (int i = 0; i < d->field_count(); ++i) {
       EXPECT_TRUE(Checked()[d->name()].count(d->field(i)->name())) << d->name() << "." << d->field(i)->name();
       EXPECT_TRUE(mapped.count({d->name(), d->field(i)->name()}))
           << d->name() << "." << d->field(i)->name() << " is not in sampling_field_map.h";
     }
   }
-  EXPECT_EQ(mapped.size(), 14u);
+  EXPECT_EQ(mapped.size(), 20u);
 }
 
 std::map<std::string, std::string>* g_env;
@@ -103,6 +110,27 @@ Config Load(std::map<std::string, std::string> env) {
   Config c = LoadConfig(FakeGetenv, list.data());
   g_env = nullptr;
   return c;
+}
+
+TEST(SamplingConfig, PythonSamplingVariable) {
+  Config c = Load({{"GTRACE_SAMPLE", "process-tree"}});
+  EXPECT_FALSE(c.python_sampling);  // default false, as nsys's --python-sampling
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_PYTHON_SAMPLING", "true"}});
+  EXPECT_TRUE(c.python_sampling);
+  EXPECT_TRUE(c.warnings.empty());
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_PYTHON_SAMPLING", "false"}});
+  EXPECT_FALSE(c.python_sampling);
+  EXPECT_TRUE(c.warnings.empty());
+  // Without CPU sampling there are no samples to carry the frames: off, with one warning.
+  c = Load({{"GTRACE_PYTHON_SAMPLING", "true"}});
+  EXPECT_FALSE(c.python_sampling);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("has no effect without GTRACE_SAMPLE"), std::string::npos) << c.warnings[0];
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_PYTHON_SAMPLING", "yes please"}});
+  EXPECT_FALSE(c.python_sampling);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("GTRACE_PYTHON_SAMPLING='yes please': expected true or false"), std::string::npos)
+      << c.warnings[0];
 }
 
 TEST(SamplingConfig, SampleAndFrequencyVariables) {
@@ -173,7 +201,7 @@ TEST(PerfThreadEvent, ReadsSamplesOfThisThread) {
   pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   int err = 0;
   bool mapping_failed = false;
-  sampling::PerfThreadEvent* e = sampling::PerfThreadEvent::Open(tid, 1000000, true, &err, &mapping_failed);
+  sampling::PerfThreadEvent* e = sampling::PerfThreadEvent::Open(tid, 1000000, true, false, &err, &mapping_failed);
   if (e == nullptr)
     GTEST_SKIP() << "perf_event_open refused here (errno " << err << "): CPU sampling is off";
   timespec t0;

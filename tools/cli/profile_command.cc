@@ -244,6 +244,16 @@ int RunProfile(const std::vector<std::string>& args) {
            if (st.ok()) o.env["GTRACE_SAMPLING_FREQUENCY"] = std::to_string(n);
            return st;
          }});
+  p.Add({"python-sampling", 0, true, "true|false",
+         "with --sample: each sample of a Python thread also gets its Python frames (GTRACE_PYTHON_SAMPLING; "
+         "default false)",
+         [&](std::string_view v) {
+           if (v == "true" || v == "false") {
+             o.env["GTRACE_PYTHON_SAMPLING"] = std::string(v);
+             return Status::Ok();
+           }
+           return Status::Error("--python-sampling: '" + std::string(v) + "' is not true or false");
+         }});
   p.Add({"flush-interval-ms", 0, true, "MS", "longest time data waits in memory (GTRACE_FLUSH_MS; default 500)",
          [&](std::string_view v) {
            uint64_t n;

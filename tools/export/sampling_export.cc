@@ -19,7 +19,7 @@ constexpr char kInsertEvent[] =
     "INSERT INTO COMPOSITE_EVENTS (id, start, cpu, threadState, globalTid, cpuCycles) VALUES (?,?,?,?,?,?)";
 constexpr char kInsertFrame[] =
     "INSERT INTO SAMPLING_CALLCHAINS (id, symbol, module, kernelMode, thumbCode, unresolved, specialEntry, "
-    "originalIP, unwindMethod, stackDepth) VALUES (?,?,?,0,0,?,NULL,?,NULL,?)";
+    "originalIP, unwindMethod, stackDepth) VALUES (?,?,?,0,0,?,NULL,?,NULL,?)";  // unresolved, originalIP NULL: a Python frame
 
 using Module = LoadedModuleInfo;
 
@@ -27,6 +27,9 @@ struct FrameRow {
   int64_t symbol = 0;
   int64_t module = 0;
   bool unresolved = false;
+  bool eval_loop = false;  // CPython's eval loop (_PyEval_EvalFrame*): Python frames go before the first
+  bool python = false;     // a Python frame (--python-sampling): unresolved and originalIP NULL
+  uint64_t address = 0;
 };
 
 std::string Hex(uint64_t v) {
@@ -47,6 +50,13 @@ class SamplingExport : public ExportModule {
   Status BeginStream(ExportContext&, StreamContext&) override {
     modules_.Clear();
     frames_.clear();
+    python_requested_ = python_state_seen_ = false;
+    return Status::Ok();
+  }
+
+  Status EndStream(ExportContext& ctx, StreamContext& s) override {
+    if (python_requested_ && !python_state_seen_)
+      return PythonMeta(ctx, s, "requested; no Python interpreter was found in the process");
     return Status::Ok();
   }
 
@@ -57,6 +67,13 @@ class SamplingExport : public ExportModule {
     modules_.Read(chunk);
     if (chunk.has_cpu_sampling_config() && !(st = Config(ctx, s, chunk.cpu_sampling_config())).ok())
       return st;
+    if (chunk.has_cpu_python_sampling()) {
+      const schema::CpuPythonSampling& p = chunk.cpu_python_sampling();
+      python_state_seen_ = true;
+      std::string value = !p.python_version().empty() ? "on (Python " + p.python_version() + ")" : "off: " + p.off_reason();
+      if (!(st = PythonMeta(ctx, s, value)).ok())
+        return st;
+    }
     uint64_t ts = chunk.base_ns();
     for (const schema::CpuSample& sample : chunk.cpu_samples()) {
       ts += static_cast<uint64_t>(sample.ts_delta_ns());
@@ -67,6 +84,7 @@ class SamplingExport : public ExportModule {
       lost_ += l.lost_samples();
       refused_ += l.threads_refused();
       truncated_ += l.truncated_samples();
+      python_dropped_ += l.python_frames_dropped();
     }
     return Status::Ok();
   }
@@ -79,15 +97,28 @@ class SamplingExport : public ExportModule {
                std::to_string(refused_) + " threads could not be sampled, " + std::to_string(truncated_) +
                " samples unreadable");
     }
+    if (python_dropped_ > 0) {
+      ctx.Warn("CPU samples: " + std::to_string(python_dropped_) +
+               " samples kept native frames only (their thread's Python slot was full)");
+    }
     return Status::Ok();
   }
 
  private:
+  Status PythonMeta(ExportContext& ctx, StreamContext& s, const std::string& value) {
+    Status st;
+    Statement* ins = ctx.Insert("META_DATA_CAPTURE", "INSERT INTO META_DATA_CAPTURE (name, value) VALUES (?,?)", &st);
+    if (ins == nullptr)
+      return st;
+    return ins->Text(1, "PROCESS_" + std::to_string(s.index) + ":PYTHON_SAMPLING").Text(2, value).Run();
+  }
+
   Status Config(ExportContext& ctx, StreamContext& s, const schema::CpuSamplingConfig& c) {
     Status st;
     Statement* ins = ctx.Insert("META_DATA_CAPTURE", "INSERT INTO META_DATA_CAPTURE (name, value) VALUES (?,?)", &st);
     if (ins == nullptr)
       return st;
+    python_requested_ = c.python_sampling();
     std::string value = c.sample() + " " + c.event() + " " + std::to_string(c.frequency_hz()) + " Hz";
     return ins->Text(1, "PROCESS_" + std::to_string(s.index) + ":CPU_SAMPLING").Text(2, value).Run();
   }
@@ -114,17 +145,58 @@ class SamplingExport : public ExportModule {
     Statement* fr = ctx.Insert("SAMPLING_CALLCHAINS", kInsertFrame, &st);
     if (fr == nullptr)
       return st;
+    rows_.clear();
     for (int depth = 0; depth < sample.ips_size(); ++depth) {
       uint64_t address = sample.ips(depth);
       FrameRow r;
       // Depth 0 is the sampled instruction itself; the others are return addresses (looked up at -1).
       if (!(st = Frame(ctx, address, ts_ns, depth != 0, &r)).ok())
         return st;
-      fr->Int(1, id).Int(2, r.symbol).Int(3, r.module).Int(4, r.unresolved ? 1 : 0);
-      fr->Int(5, static_cast<int64_t>(address)).Int(6, depth);
+      r.address = address;
+      rows_.push_back(r);
+    }
+    if (sample.python_frames_size() > 0 && !(st = MergePython(ctx, s, sample)).ok())
+      return st;
+    for (size_t depth = 0; depth < rows_.size(); ++depth) {
+      const FrameRow& r = rows_[depth];
+      fr->Int(1, id).Int(2, r.symbol).Int(3, r.module);
+      fr->OptInt(4, r.python ? std::nullopt : std::optional<int64_t>(r.unresolved ? 1 : 0));
+      fr->OptInt(5, r.python ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(r.address)));
+      fr->Int(6, static_cast<int64_t>(depth));
       if (!(st = fr->Run()).ok())
         return st;
     }
+    return Status::Ok();
+  }
+
+  // As CUDA_CALLCHAINS (callstack_export.cc): the native frames above the interpreter's first
+  // eval-loop frame, then the Python frames innermost first, then the eval loop and everything below
+  // it; without an eval-loop frame (a stripped interpreter, or the frame-pointer walk stopped
+  // before it) the Python frames go below the native ones.
+  Status MergePython(ExportContext& ctx, StreamContext& s, const schema::CpuSample& sample) {
+    size_t at = rows_.size();
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      if (rows_[i].eval_loop) {
+        at = i;
+        break;
+      }
+    }
+    std::vector<FrameRow> python;
+    Status st;
+    for (const schema::PythonFrame& p : sample.python_frames()) {
+      std::string file(s.Text(p.file_id())), function(s.Text(p.function_id()));
+      std::string symbol = (function.empty() ? "<unknown>" : function) + " at " + file;
+      if (p.line() > 0)
+        symbol += ":" + std::to_string(p.line());
+      FrameRow r;
+      if (!(st = ctx.StringId(symbol, &r.symbol)).ok())
+        return st;
+      if (!(st = ctx.StringId(file.empty() ? "[python]" : file, &r.module)).ok())
+        return st;
+      r.python = true;
+      python.push_back(r);
+    }
+    rows_.insert(rows_.begin() + static_cast<std::ptrdiff_t>(at), python.begin(), python.end());
     return Status::Ok();
   }
 
@@ -139,9 +211,11 @@ class SamplingExport : public ExportModule {
     const Module* m = modules_.Get(index);
     std::string symbol, module = m != nullptr ? m->path : "[unknown]";
     bool unresolved = true;
+    bool eval_loop = false;
     if (m != nullptr) {
       SymbolizedFrame f = symbolizer_.Lookup(m->path, m->build_id, address - m->load_bias, return_address);
       if (!f.function.empty()) {
+        eval_loop = f.function.rfind("_PyEval_EvalFrame", 0) == 0;
         symbol = f.function;
         if (!f.file.empty())
           symbol += " at " + f.file + ":" + std::to_string(f.line);
@@ -159,6 +233,7 @@ class SamplingExport : public ExportModule {
     if (!(st = ctx.StringId(module, &r.module)).ok())
       return st;
     r.unresolved = unresolved;
+    r.eval_loop = eval_loop;
     frames_.emplace(key, r);
     *row = r;
     return Status::Ok();
@@ -167,11 +242,13 @@ class SamplingExport : public ExportModule {
   // Per stream.
   ModuleTable modules_;  // this stream's module announcements
   std::map<std::tuple<uint64_t, size_t, bool>, FrameRow> frames_;
+  std::vector<FrameRow> rows_;  // scratch: one sample's rows
+  bool python_requested_ = false, python_state_seen_ = false;
   // Whole database.
   Symbolizer symbolizer_;
   int64_t next_id_ = 0;
   bool enum_written_ = false;
-  uint64_t lost_ = 0, refused_ = 0, truncated_ = 0;
+  uint64_t lost_ = 0, refused_ = 0, truncated_ = 0, python_dropped_ = 0;
 };
 
 }  // namespace

@@ -38,6 +38,9 @@ std::string FunctionOf(std::string symbol) {
 struct Frame {
   std::string function;
   std::string module;
+  // Functions are told apart by name and module: Python's `main`, `<module>` or `__init__` of
+  // different files (--python-sampling), or static C functions of different libraries, are not one.
+  std::string Key() const { return function + '\0' + module; }
 };
 
 // Calls fn(frames) for each sample's stack, innermost first. Errors: a missing table.
@@ -100,7 +103,7 @@ void AddRows(const Node& node, const std::string& name, int depth, int64_t sampl
   std::stable_sort(kids.begin(), kids.end(),
                    [](const auto& a, const auto& b) { return a.second->total > b.second->total; });
   for (const auto& [n, child] : kids)
-    AddRows(*child, *n, depth + 1, samples, table);
+    AddRows(*child, n->substr(0, n->find('\0')), depth + 1, samples, table);
 }
 
 }  // namespace
@@ -110,18 +113,19 @@ gt::Status BuildCpuSamplesBottomUp(Database& db, Table* table) {
     std::string module;
     int64_t self = 0, total = 0;
   };
-  std::map<std::string, Entry> functions;
+  std::map<std::string, Entry> functions;  // by Frame::Key()
   int64_t samples = 0;
   std::set<std::string> seen;
   gt::Status status = ForEachSample(db, *table, &samples, [&](const std::vector<Frame>& stack) {
-    Entry& leaf = functions[stack.front().function];
+    Entry& leaf = functions[stack.front().Key()];
     leaf.module = stack.front().module;
     ++leaf.self;
     seen.clear();
     for (const Frame& f : stack) {
-      if (!seen.insert(f.function).second)
+      std::string key = f.Key();
+      if (!seen.insert(key).second)
         continue;
-      Entry& e = functions[f.function];
+      Entry& e = functions[key];
       e.module = f.module;
       ++e.total;
     }
@@ -138,9 +142,9 @@ gt::Status BuildCpuSamplesBottomUp(Database& db, Table* table) {
       return a.second->self > b.second->self;
     return a.second->total > b.second->total;
   });
-  for (const auto& [name, e] : rows) {
+  for (const auto& [key, e] : rows) {
     table->rows.push_back({Percent(e->self, samples), Cell::Int(e->self), Percent(e->total, samples),
-                           Cell::Int(e->total), Cell::Text(*name), Cell::Text(e->module)});
+                           Cell::Int(e->total), Cell::Text(key->substr(0, key->find('\0'))), Cell::Text(e->module)});
   }
   return gt::Status::Ok();
 }
@@ -152,7 +156,7 @@ gt::Status BuildCpuSamplesTopDown(Database& db, Table* table) {
     Node* node = &root;
     ++root.total;
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {  // outermost frame first
-      std::unique_ptr<Node>& child = node->children[it->function];
+      std::unique_ptr<Node>& child = node->children[it->Key()];
       if (!child) {
         child = std::make_unique<Node>();
         child->module = it->module;
