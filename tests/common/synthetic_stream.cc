@@ -236,6 +236,9 @@ void SyntheticStream::Nccl(const NcclSpec& e) {
   w.VarintIfNonZero(f::kChannelId, e.channel_id);
   w.VarintIfNonZero(f::kGpuTimerNs, e.gpu_timer_ns);
   w.VarintIfNonZero(f::kStream, e.stream);
+  w.VarintIfNonZero(f::kState, e.state);
+  w.VarintIfNonZero(f::kTransSizeBytes, e.trans_size_bytes);
+  w.VarintIfNonZero(f::kGroupDepth, e.group_depth);
   w.EndNested();
   chunk_.CountRecord();
 }

@@ -95,6 +95,9 @@ struct NcclSpec {
   uint32_t channel_id = 0;
   uint64_t gpu_timer_ns = 0;
   uint64_t stream = 0;
+  uint32_t state = 0;  // kState records
+  uint64_t trans_size_bytes = 0;
+  uint32_t group_depth = 0;
 };
 struct NcclCommSpec {
   uint32_t comm_index = 1;

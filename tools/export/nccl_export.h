@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "tools/export/export_context.h"
-#include "tools/export/nccl_model.h"
+#include "tools/export/nccl_spill_model.h"
 
 namespace gt::exporter {
 
@@ -26,7 +26,7 @@ inline constexpr std::string_view kNcclPoolsTable = "GTRACE_NCCL_POOLS";
 // StringIds, payload blobs in binaryData) plus the domain row and NVTX_PAYLOAD_SCHEMAS / _ENTRIES
 // rows, for a stream without NCCL NVTX ranges of its own. `domain_id` is a domain id unused in the
 // stream. (nccl_nvtx.cc)
-Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, const NcclStreamModel& model, uint32_t domain_id,
+Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, NcclSpillModel& model, uint32_t domain_id,
                            uint64_t* ranges_written);
 
 }  // namespace gt::exporter

@@ -87,7 +87,7 @@ Status WriteSchema(ExportContext& ctx, uint32_t domain_id, const SchemaDef& d) {
 
 }  // namespace
 
-Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, const NcclStreamModel& model, uint32_t domain_id,
+Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, NcclSpillModel& model, uint32_t domain_id,
                            uint64_t* ranges_written) {
   *ranges_written = 0;
   Status st;
@@ -127,9 +127,9 @@ Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, const NcclStrea
     ++*ranges_written;
     return ins->Run();
   };
-  for (const NcclOperation& o : model.operations()) {
+  st = model.ForEachOperation(ctx, [&](const NcclOperation& o) -> Status {
     const NcclEvent* interval = o.api != nullptr ? o.api : o.op;
-    if (!interval->start_ns || !interval->stop_ns || o.func.empty()) continue;
+    if (!interval->start_ns || !interval->stop_ns || o.func.empty()) return Status::Ok();
     const SchemaDef* def = FindSchema(o.func);
     std::string blob;
     if (def != nullptr && o.message_bytes) {
@@ -150,23 +150,14 @@ Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, const NcclStrea
         blob.append(reinterpret_cast<const char*>(&pad), 4);
       }
     }
-    if (!(st = range(*interval->start_ns, *interval->stop_ns, interval->start_tid, NcclApiName(o.func),
-                     blob.empty() ? nullptr : &blob))
-             .ok()) {
-      return st;
-    }
-  }
+    return range(*interval->start_ns, *interval->stop_ns, interval->start_tid, NcclApiName(o.func),
+                 blob.empty() ? nullptr : &blob);
+  });
+  if (!st.ok()) return st;
   // ncclGroupEnd of explicit groups (GroupApi depth > 1): from its start (state 24) to the stop.
-  for (uint64_t id : model.order()) {
-    const NcclEvent* e = model.Find(id);
-    if (e->type != schema::NCCL_EVENT_TYPE_GROUP_API || e->start.group_depth() < 2 || !e->stop_ns) continue;
-    for (const NcclEvent::State& x : e->states) {
-      if (x.state != 24) continue;
-      if (!(st = range(x.ts_ns, *e->stop_ns, x.tid, "ncclGroupEnd", nullptr)).ok()) return st;
-      break;
-    }
-  }
-  return Status::Ok();
+  return model.ForEachGroupEnd(ctx, [&](uint64_t start_ns, uint32_t tid, uint64_t stop_ns) {
+    return range(start_ns, stop_ns, tid, "ncclGroupEnd", nullptr);
+  });
 }
 
 }  // namespace gt::exporter
