@@ -56,17 +56,17 @@ int64_t GpuClockMap::BaseNs(uint64_t gpu_ns) const {
 }
 
 void GpuClockMap::Fit() {
-  FitStreamed([this](const SampleFn& fn) {
+  FitStreamed([this](bool, const SampleFn& fn) {
     for (const Sample& s : samples_) fn(static_cast<uint64_t>(s.gpu_ns), static_cast<uint64_t>(s.host_ns), s.upper);
   });
 }
 
-void GpuClockMap::FitStreamed(const std::function<void(const SampleFn&)>& each) {
+void GpuClockMap::FitStreamed(const std::function<void(bool origin_pass, const SampleFn&)>& each) {
   windows_.clear();
   inconsistent_ = 0;
   // Pass 1: the origin of the windows, the smallest base-mapped sample time.
   std::optional<int64_t> origin;
-  each([&](uint64_t gpu_ns, uint64_t, bool) {
+  each(true, [&](uint64_t gpu_ns, uint64_t, bool) {
     int64_t base = BaseNs(gpu_ns);
     if (!origin || base < *origin) origin = base;
   });
@@ -74,7 +74,7 @@ void GpuClockMap::FitStreamed(const std::function<void(const SampleFn&)>& each) 
   // Pass 2: each window's bounds, in window order. A window starts at its smallest base-mapped
   // time, with that sample's offset (the first of equal ones: as a sort by time would give it).
   std::map<int64_t, Window> by_index;
-  each([&](uint64_t gpu_ns, uint64_t host_ns, bool upper) {
+  each(false, [&](uint64_t gpu_ns, uint64_t host_ns, bool upper) {
     int64_t base = BaseNs(gpu_ns);
     int64_t bound = static_cast<int64_t>(host_ns) - base;
     int64_t offset = static_cast<int64_t>(gpu_ns) - base;

@@ -9,6 +9,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace gt::exporter {
@@ -243,12 +244,14 @@ class NcclExport final : public ExportModule {
     if (!(st = CreateTables(ctx)).ok()) return st;
     if (!(st = WriteComms(ctx, s)).ok()) return st;
     if (!(st = WriteEvents(ctx, s)).ok()) return st;
-    if (!(st = WriteOperations(ctx, s)).ok()) return st;
-    if (!(st = WriteClockAndPools(ctx, s)).ok()) return st;
-    if (!nccl_nvtx_domain_) {
-      uint64_t ranges = 0;
-      if (!(st = WriteNcclNvtxRanges(ctx, s, model_, max_domain_id_ + 1, &ranges)).ok()) return st;
+    {
+      // NCCL's API calls as NVTX ranges when the stream has none of its own: in the same pass over
+      // the operations (other tables than the ones below; each table's rows in the same order).
+      std::optional<NcclNvtxWriter> nvtx;
+      if (!nccl_nvtx_domain_) nvtx.emplace(ctx, s, model_.comms(), max_domain_id_ + 1);
+      if (!(st = WriteOperations(ctx, s, nvtx ? &*nvtx : nullptr)).ok()) return st;
     }
+    if (!(st = WriteClockAndPools(ctx, s)).ok()) return st;
     if (model_.orphan_records() > 0) {
       ctx.Warn(s.path + ": " + std::to_string(model_.orphan_records()) +
                " NCCL stop/state records had no start (dropped); skipped");
@@ -405,7 +408,7 @@ class NcclExport final : public ExportModule {
     return out;
   }
 
-  Status WriteOperations(ExportContext& ctx, StreamContext& s) {
+  Status WriteOperations(ExportContext& ctx, StreamContext& s, NcclNvtxWriter* nvtx) {
     Status st;
     Statement* ins = Prepare(
         ctx,
@@ -415,7 +418,7 @@ class NcclExport final : public ExportModule {
         "sendBytes, recvBytes, redOp) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         &st);
     if (ins == nullptr) return st;
-    return model_.ForEachOperation(ctx, [&](const NcclOperation& o) -> Status {
+    st = model_.ForEachOperation(ctx, [&](const NcclOperation& o) -> Status {
       Status st;
       const NcclEvent& e = *o.op;
       const schema::NcclEvent& d = e.start;
@@ -446,7 +449,13 @@ class NcclExport final : public ExportModule {
       if (o.send_bytes) ins->Int(31, static_cast<int64_t>(*o.send_bytes));
       if (o.recv_bytes) ins->Int(32, static_cast<int64_t>(*o.recv_bytes));
       if (o.red_op) ins->Text(33, RedOpName(*o.red_op));
-      return ins->Run();
+      if (!(st = ins->Run()).ok()) return st;
+      return nvtx != nullptr ? nvtx->Operation(o) : Status::Ok();
+    });
+    if (!st.ok() || nvtx == nullptr) return st;
+    // ncclGroupEnd of explicit groups (GroupApi depth > 1): from its start (state 24) to the stop.
+    return model_.ForEachGroupEnd(ctx, [nvtx](uint64_t start_ns, uint32_t tid, uint64_t stop_ns) {
+      return nvtx->GroupEnd(start_ns, tid, stop_ns);
     });
   }
 

@@ -21,11 +21,6 @@ std::string EventColumns(const char* a) {
 }
 constexpr int kEventColumnCount = 18;
 
-bool IsOperation(uint32_t type) {
-  return type == schema::NCCL_EVENT_TYPE_COLL || type == schema::NCCL_EVENT_TYPE_P2P ||
-         type == schema::NCCL_EVENT_TYPE_CE_COLL;
-}
-
 std::optional<int64_t> OptColumn(const Statement& q, int i) {
   return q.ColumnIsNull(i) ? std::nullopt : std::optional<int64_t>(q.ColumnInt(i));
 }
@@ -51,8 +46,35 @@ Status NcclSpillModel::Create(ExportContext& ctx) {
       "INTEGER NOT NULL, red_op INTEGER NOT NULL, PRIMARY KEY (tid, schema_id, seq)) WITHOUT ROWID;"
       "CREATE TABLE gt_spill.nccl_agg (parent INTEGER PRIMARY KEY, channels INTEGER NOT NULL, gpu_start INTEGER, "
       "gpu_end INTEGER, proxy_end INTEGER);");
-  if (st.ok()) created_ = true;
-  return st;
+  if (!st.ok()) return st;
+  created_ = true;
+  if ((insert_event_ = ctx.db().Prepare(
+           "INSERT INTO gt_spill.nccl_events (seq, id, first_read, type, comm, start_ns, start_tid, stop_ns, "
+           "stop_tid, parent, grp, gpu_start_raw, gpu_stop_raw, group_depth, func, datatype, algo, proto, sync, start) "
+           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+           &st)) == nullptr ||
+      (insert_state_ = ctx.db().Prepare(
+           "INSERT INTO gt_spill.nccl_states (seq, r, ts, tid, state, trans, appended) VALUES (?,?,?,?,?,?,?)", &st)) ==
+          nullptr ||
+      (insert_late_ = ctx.db().Prepare(
+           "INSERT INTO gt_spill.nccl_late (r, id, kind, ts, tid, gpu_raw, state, trans, appended) "
+           "VALUES (?,?,?,?,?,?,?,?,?)",
+           &st)) == nullptr ||
+      (insert_mark_ = ctx.db().Prepare(
+           "INSERT INTO gt_spill.nccl_marks (tid, schema_id, seq, ts, red_op) VALUES (?,?,?,?,?)", &st)) == nullptr ||
+      (upsert_agg_ = ctx.db().Prepare(
+           "INSERT INTO gt_spill.nccl_agg (parent, channels, gpu_start, gpu_end, proxy_end) VALUES (?,?,?,?,?) "
+           "ON CONFLICT (parent) DO UPDATE SET channels = channels + excluded.channels, "
+           "gpu_start = CASE WHEN excluded.gpu_start IS NULL THEN gpu_start WHEN gpu_start IS NULL THEN "
+           "excluded.gpu_start ELSE min(gpu_start, excluded.gpu_start) END, "
+           "gpu_end = CASE WHEN excluded.gpu_end IS NULL THEN gpu_end WHEN gpu_end IS NULL THEN excluded.gpu_end "
+           "ELSE max(gpu_end, excluded.gpu_end) END, "
+           "proxy_end = CASE WHEN excluded.proxy_end IS NULL THEN proxy_end WHEN proxy_end IS NULL THEN "
+           "excluded.proxy_end ELSE max(proxy_end, excluded.proxy_end) END",
+           &st)) == nullptr) {
+    return st;
+  }
+  return Status::Ok();
 }
 
 Status NcclSpillModel::BeginStream(ExportContext& ctx) {
@@ -64,6 +86,9 @@ Status NcclSpillModel::BeginStream(ExportContext& ctx) {
   next_seq_ = 1;
   read_ = events_ = late_ = marks_ = 0;
   orphan_records_ = unattributed_channels_ = open_events_ = 0;
+  pending_.reset();
+  channels_ = 0;
+  aggregated_ = false;
   return Create(ctx);
 }
 
@@ -92,9 +117,7 @@ Status NcclSpillModel::AddNvtx(ExportContext& ctx, const schema::Chunk& chunk) {
       if (!reduction || p.data().size() < at + 4) continue;
       int32_t op = 0;
       std::memcpy(&op, p.data().data() + at, 4);
-      Statement* ins = ctx.db().Prepare(
-          "INSERT INTO gt_spill.nccl_marks (tid, schema_id, seq, ts, red_op) VALUES (?,?,?,?,?)", &st);
-      if (ins == nullptr) return st;
+      Statement* ins = insert_mark_;
       ins->Int(1, e.tid() != 0 ? e.tid() : chunk.tid()).Int(2, static_cast<int64_t>(p.schema_id()));
       ins->Int(3, static_cast<int64_t>(++marks_)).Int(4, static_cast<int64_t>(ts)).Int(5, op);
       if (!(st = ins->Run()).ok()) return st;
@@ -125,7 +148,10 @@ Status NcclSpillModel::AddEvent(ExportContext& ctx, const schema::NcclEvent& e, 
       ev.start_tid = tid;
       ev.parent_id = e.parent_id();
       ev.group_id = e.group_id();
-      ev.start = e;
+      o.start_blob.clear();
+      e.SerializeToString(&o.start_blob);
+      o.gpu_start_raw_ns = e.gpu_timer_ns();
+      o.group_depth = e.group_depth();
       ev.func = func;
       ev.datatype = datatype;
       ev.algo = algo;
@@ -139,11 +165,7 @@ Status NcclSpillModel::AddEvent(ExportContext& ctx, const schema::NcclEvent& e, 
       auto it = open_.find(e.event_id());
       if (it == open_.end()) {
         // Not open: an orphan, or a record of an event already stopped (applied in Finish).
-        Statement* ins = ctx.db().Prepare(
-            "INSERT INTO gt_spill.nccl_late (r, id, kind, ts, tid, gpu_raw, state, trans, appended) "
-            "VALUES (?,?,?,?,?,?,?,?,?)",
-            &st);
-        if (ins == nullptr) return st;
+        Statement* ins = insert_late_;
         ++late_;
         ins->Int(1, static_cast<int64_t>(read_)).Int(2, static_cast<int64_t>(e.event_id())).Int(3, e.kind());
         ins->Int(4, static_cast<int64_t>(ts)).Int(5, tid).Int(6, static_cast<int64_t>(e.gpu_timer_ns()));
@@ -151,9 +173,7 @@ Status NcclSpillModel::AddEvent(ExportContext& ctx, const schema::NcclEvent& e, 
         return ins->Run();
       }
       if (e.kind() == schema::NCCL_EVENT_KIND_STATE) {
-        Statement* ins = ctx.db().Prepare(
-            "INSERT INTO gt_spill.nccl_states (seq, r, ts, tid, state, trans, appended) VALUES (?,?,?,?,?,?,?)", &st);
-        if (ins == nullptr) return st;
+        Statement* ins = insert_state_;
         ins->Int(1, it->second.seq).Int(2, static_cast<int64_t>(read_)).Int(3, static_cast<int64_t>(ts)).Int(4, tid);
         ins->Int(5, e.state()).Int(6, static_cast<int64_t>(e.trans_size_bytes())).Int(7, e.appended_proxy_ops());
         return ins->Run();
@@ -179,14 +199,8 @@ Status NcclSpillModel::AddEvent(ExportContext& ctx, const schema::NcclEvent& e, 
   }
 }
 
-Status NcclSpillModel::Spill(ExportContext& ctx, const Open& o) {
-  Status st;
-  Statement* ins = ctx.db().Prepare(
-      "INSERT INTO gt_spill.nccl_events (seq, id, first_read, type, comm, start_ns, start_tid, stop_ns, stop_tid, "
-      "parent, grp, gpu_start_raw, gpu_stop_raw, group_depth, func, datatype, algo, proto, sync, start) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-      &st);
-  if (ins == nullptr) return st;
+Status NcclSpillModel::Spill(ExportContext&, const Open& o) {
+  Statement* ins = insert_event_;
   const NcclEvent& e = o.event;
   ins->Int(1, o.seq).Int(2, static_cast<int64_t>(e.id)).Int(3, static_cast<int64_t>(o.first_read)).Int(4, e.type);
   ins->Int(5, e.comm_index);
@@ -194,12 +208,10 @@ Status NcclSpillModel::Spill(ExportContext& ctx, const Open& o) {
   ins->Int(7, e.start_tid);
   ins->OptInt(8, e.stop_ns ? std::optional<int64_t>(static_cast<int64_t>(*e.stop_ns)) : std::nullopt);
   ins->Int(9, e.stop_tid).Int(10, static_cast<int64_t>(e.parent_id)).Int(11, static_cast<int64_t>(e.group_id));
-  ins->Int(12, static_cast<int64_t>(e.start.gpu_timer_ns())).Int(13, static_cast<int64_t>(e.gpu_stop_raw_ns));
-  ins->Int(14, e.start.group_depth());
+  ins->Int(12, static_cast<int64_t>(o.gpu_start_raw_ns)).Int(13, static_cast<int64_t>(e.gpu_stop_raw_ns));
+  ins->Int(14, o.group_depth);
   ins->Text(15, e.func).Text(16, e.datatype).Text(17, e.algo).Text(18, e.proto).Text(19, e.sync_strategy);
-  blob_.clear();
-  e.start.SerializeToString(&blob_);
-  ins->Blob(20, blob_.data(), blob_.size());
+  ins->Blob(20, o.start_blob.data(), o.start_blob.size());
   return ins->Run();
 }
 
@@ -281,7 +293,24 @@ Status NcclSpillModel::Finish(ExportContext& ctx) {
           std::to_string(schema::NCCL_EVENT_TYPE_KERNEL_CH),
       &st);
   if (samples == nullptr) return st;
-  clock_.FitStreamed([samples](const GpuClockMap::SampleFn& fn) {
+  // The origin pass needs every distinct GPU time once: a channel's start and end (a lower bound
+  // repeats its channel's start), no join.
+  Statement* times = ctx.db().Prepare(
+      "SELECT gpu_start_raw, gpu_stop_raw, stop_ns FROM gt_spill.nccl_events WHERE type = " +
+          std::to_string(schema::NCCL_EVENT_TYPE_KERNEL_CH),
+      &st);
+  if (times == nullptr) return st;
+  clock_.FitStreamed([samples, times](bool origin_pass, const GpuClockMap::SampleFn& fn) {
+    if (origin_pass) {
+      while (times->Step()) {
+        auto gpu_start = static_cast<uint64_t>(times->ColumnInt(0));
+        auto gpu_stop = static_cast<uint64_t>(times->ColumnInt(1));
+        if (gpu_start != 0) fn(gpu_start, 0, true);
+        if (gpu_stop != 0 && !times->ColumnIsNull(2)) fn(gpu_stop, 0, true);
+      }
+      times->Reset();
+      return;
+    }
     while (samples->Step()) {
       auto gpu_start = static_cast<uint64_t>(samples->ColumnInt(0));
       auto gpu_stop = static_cast<uint64_t>(samples->ColumnInt(2));
@@ -299,76 +328,44 @@ Status NcclSpillModel::Finish(ExportContext& ctx) {
   if (open == nullptr) return st;
   if (open->Step()) open_events_ = static_cast<uint64_t>(open->ColumnInt(0));
   open->Reset();
-  return Aggregate(ctx);
+  return Status::Ok();
 }
 
-Status NcclSpillModel::Aggregate(ExportContext& ctx) {
-  Status st;
-  // Per parent: kernel channels (count, first GPU start, last GPU end) and the last proxy-op stop.
-  // Children of one operation mostly follow each other, so one pending entry saves most upserts.
-  Statement* q = ctx.db().Prepare(
-      "SELECT parent, type, gpu_start_raw, gpu_stop_raw, stop_ns FROM gt_spill.nccl_events WHERE type IN (" +
-          std::to_string(schema::NCCL_EVENT_TYPE_KERNEL_CH) + "," + std::to_string(schema::NCCL_EVENT_TYPE_PROXY_OP) +
-          ")",
-      &st);
-  if (q == nullptr) return st;
-  Statement* up = ctx.db().Prepare(
-      "INSERT INTO gt_spill.nccl_agg (parent, channels, gpu_start, gpu_end, proxy_end) VALUES (?,?,?,?,?) "
-      "ON CONFLICT (parent) DO UPDATE SET channels = channels + excluded.channels, "
-      "gpu_start = CASE WHEN excluded.gpu_start IS NULL THEN gpu_start WHEN gpu_start IS NULL THEN excluded.gpu_start "
-      "ELSE min(gpu_start, excluded.gpu_start) END, "
-      "gpu_end = CASE WHEN excluded.gpu_end IS NULL THEN gpu_end WHEN gpu_end IS NULL THEN excluded.gpu_end "
-      "ELSE max(gpu_end, excluded.gpu_end) END, "
-      "proxy_end = CASE WHEN excluded.proxy_end IS NULL THEN proxy_end WHEN proxy_end IS NULL THEN excluded.proxy_end "
-      "ELSE max(proxy_end, excluded.proxy_end) END",
-      &st);
-  if (up == nullptr) return st;
-  struct Pending {
-    int64_t parent = 0;
-    int64_t channels = 0;
-    std::optional<int64_t> gpu_start, gpu_end, proxy_end;
-  };
-  std::optional<Pending> pending;
-  uint64_t channels = 0;
-  auto flush = [&]() -> Status {
-    if (!pending) return Status::Ok();
-    up->Int(1, pending->parent).Int(2, pending->channels).OptInt(3, pending->gpu_start).OptInt(4, pending->gpu_end);
-    up->OptInt(5, pending->proxy_end);
-    pending.reset();
-    return up->Run();
-  };
-  while (q->Step()) {
-    int64_t parent = q->ColumnInt(0);
-    if (pending && pending->parent != parent) {
-      if (!(st = flush()).ok()) {
-        q->Reset();
-        return st;
-      }
-    }
-    if (!pending) {
-      pending.emplace();
-      pending->parent = parent;
-    }
-    Pending& p = *pending;
-    if (q->ColumnInt(1) == schema::NCCL_EVENT_TYPE_PROXY_OP) {
-      if (!q->ColumnIsNull(4)) p.proxy_end = std::max(p.proxy_end.value_or(0), q->ColumnInt(4));
-      continue;
-    }
-    ++channels;
-    ++p.channels;
-    auto raw_start = static_cast<uint64_t>(q->ColumnInt(2));
-    auto raw_stop = static_cast<uint64_t>(q->ColumnInt(3));
-    if (raw_start != 0) {
-      int64_t g = clock_.ToStreamNs(raw_start);
-      p.gpu_start = p.gpu_start ? std::min(*p.gpu_start, g) : g;
-    }
-    if (raw_stop != 0) {
-      int64_t g = clock_.ToStreamNs(raw_stop);
-      p.gpu_end = p.gpu_end ? std::max(*p.gpu_end, g) : g;
-    }
+Status NcclSpillModel::AggregateChild(const NcclEvent& e) {
+  if (e.type != schema::NCCL_EVENT_TYPE_KERNEL_CH && e.type != schema::NCCL_EVENT_TYPE_PROXY_OP) return Status::Ok();
+  const auto parent = static_cast<int64_t>(e.parent_id);
+  if (pending_ && pending_->parent != parent) {
+    Status st = FlushAggregate();
+    if (!st.ok()) return st;
   }
-  q->Reset();
-  if (!(st = flush()).ok()) return st;
+  if (!pending_) {
+    pending_.emplace();
+    pending_->parent = parent;
+  }
+  PendingAggregate& p = *pending_;
+  if (e.type == schema::NCCL_EVENT_TYPE_PROXY_OP) {
+    if (e.stop_ns) p.proxy_end_ns = std::max(p.proxy_end_ns.value_or(0), static_cast<int64_t>(*e.stop_ns));
+    return Status::Ok();
+  }
+  ++channels_;
+  ++p.channels;
+  if (e.gpu_start_ns) p.gpu_start_ns = p.gpu_start_ns ? std::min(*p.gpu_start_ns, *e.gpu_start_ns) : *e.gpu_start_ns;
+  if (e.gpu_stop_ns) p.gpu_end_ns = p.gpu_end_ns ? std::max(*p.gpu_end_ns, *e.gpu_stop_ns) : *e.gpu_stop_ns;
+  return Status::Ok();
+}
+
+Status NcclSpillModel::FlushAggregate() {
+  if (!pending_) return Status::Ok();
+  Statement* up = upsert_agg_;
+  up->Int(1, pending_->parent).Int(2, pending_->channels).OptInt(3, pending_->gpu_start_ns);
+  up->OptInt(4, pending_->gpu_end_ns).OptInt(5, pending_->proxy_end_ns);
+  pending_.reset();
+  return up->Run();
+}
+
+Status NcclSpillModel::FinishAggregate(ExportContext& ctx) {
+  Status st = FlushAggregate();
+  if (!st.ok()) return st;
   // Channels whose parent is no operation.
   Statement* attributed = ctx.db().Prepare(
       "SELECT coalesce(sum(a.channels), 0) FROM gt_spill.nccl_agg AS a WHERE EXISTS (SELECT 1 FROM "
@@ -379,7 +376,8 @@ Status NcclSpillModel::Aggregate(ExportContext& ctx) {
   if (attributed == nullptr) return st;
   uint64_t in_ops = attributed->Step() ? static_cast<uint64_t>(attributed->ColumnInt(0)) : 0;
   attributed->Reset();
-  unattributed_channels_ = channels - in_ops;
+  unattributed_channels_ = channels_ - in_ops;
+  aggregated_ = true;
   return Status::Ok();
 }
 
@@ -405,6 +403,7 @@ Status NcclSpillModel::ForEachEvent(ExportContext& ctx, const std::function<Stat
       if (e.start.gpu_timer_ns() != 0) e.gpu_start_ns = clock_.ToStreamNs(e.start.gpu_timer_ns());
       if (e.gpu_stop_raw_ns != 0) e.gpu_stop_ns = clock_.ToStreamNs(e.gpu_stop_raw_ns);
     }
+    if (!aggregated_ && !(st = AggregateChild(e)).ok()) return done(st);
     if (!(st = on_event(e)).ok()) return done(st);
     while (state_row && states->ColumnInt(0) < seq) state_row = states->Step();
     while (state_row && states->ColumnInt(0) == seq) {
@@ -415,11 +414,19 @@ Status NcclSpillModel::ForEachEvent(ExportContext& ctx, const std::function<Stat
       state_row = states->Step();
     }
   }
-  return done(Status::Ok());
+  q->Reset();
+  states->Reset();
+  return aggregated_ ? Status::Ok() : FinishAggregate(ctx);
 }
 
 Status NcclSpillModel::ForEachOperation(ExportContext& ctx, const std::function<Status(const NcclOperation&)>& fn) {
   Status st;
+  if (!aggregated_) {  // the aggregates come from a pass over the events
+    st = ForEachEvent(
+        ctx, [](const NcclEvent&) { return Status::Ok(); },
+        [](const NcclEvent&, const NcclEvent::State&) { return Status::Ok(); });
+    if (!st.ok()) return st;
+  }
   const std::string ops = std::to_string(schema::NCCL_EVENT_TYPE_COLL) + "," +
                           std::to_string(schema::NCCL_EVENT_TYPE_P2P) + "," +
                           std::to_string(schema::NCCL_EVENT_TYPE_CE_COLL);

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -54,7 +55,8 @@ class NcclSpillModel {
   Status Clear(ExportContext& ctx);
 
   // Events in first-record order (GPU times converted); `on_state` follows each event's `on_event`
-  // with its states in read order.
+  // with its states in read order. Also fills nccl_agg (the operations' kernel channels and proxy
+  // ops) and unattributed_channels() on the way: call it before ForEachOperation.
   Status ForEachEvent(ExportContext& ctx, const std::function<Status(const NcclEvent&)>& on_event,
                       const std::function<Status(const NcclEvent&, const NcclEvent::State&)>& on_state);
   // Operations (Coll, P2p, CeColl) in first-record order, as NcclStreamModel::operations().
@@ -76,18 +78,38 @@ class NcclSpillModel {
   struct Open {
     int64_t seq = 0;         // place in first-record order
     uint64_t first_read = 0; // read position of its first START
-    NcclEvent event;         // states are not kept here (nccl_states)
+    NcclEvent event;         // without `start` (serialized in start_blob) and states (nccl_states)
+    std::string start_blob;  // the START message as recorded
+    uint64_t gpu_start_raw_ns = 0;
+    int32_t group_depth = 0;
   };
   Status Create(ExportContext& ctx);
   Status AddEvent(ExportContext& ctx, const schema::NcclEvent& e, uint64_t ts, uint32_t tid, std::string_view func,
                   std::string_view datatype, std::string_view algo, std::string_view proto, std::string_view sync);
   Status Spill(ExportContext& ctx, const Open& o);
   Status ResolveLate(ExportContext& ctx);
-  Status Aggregate(ExportContext& ctx);
+  // nccl_agg: one pending parent at a time (children of one operation mostly follow each other).
+  Status AggregateChild(const NcclEvent& e);
+  Status FlushAggregate();
+  Status FinishAggregate(ExportContext& ctx);
   // Reads an event row of the SELECT in kEventColumns order, from column `first`.
   static void ReadEvent(const Statement& q, int first, NcclEvent* e);
 
   bool created_ = false;
+  // Statements of the read path, prepared once (owned by the database's statement cache).
+  Statement* insert_event_ = nullptr;
+  Statement* insert_state_ = nullptr;
+  Statement* insert_late_ = nullptr;
+  Statement* insert_mark_ = nullptr;
+  Statement* upsert_agg_ = nullptr;
+  struct PendingAggregate {
+    int64_t parent = 0;
+    int64_t channels = 0;
+    std::optional<int64_t> gpu_start_ns, gpu_end_ns, proxy_end_ns;
+  };
+  std::optional<PendingAggregate> pending_;
+  uint64_t channels_ = 0;  // KernelCh events seen by ForEachEvent
+  bool aggregated_ = false;
   std::unordered_map<uint64_t, Open> open_;  // id -> started, not stopped
   std::set<uint32_t> nccl_domains_;
   std::map<uint32_t, NcclComm> comms_;
@@ -101,7 +123,6 @@ class NcclSpillModel {
   uint64_t orphan_records_ = 0;
   uint64_t unattributed_channels_ = 0;
   uint64_t open_events_ = 0;
-  std::string blob_;  // scratch: a START serialized
 };
 
 template <typename TextFn>
