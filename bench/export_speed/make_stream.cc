@@ -1,7 +1,7 @@
 // make_stream: writes a synthetic gtrace stream of N NVTX events (push/pop pairs on T threads, 100
 // distinct names, nesting depth 2) with the library's own encoder, for the export benchmark.
 //
-//   make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl]
+//   make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl|ranges]
 // (--pid: distinct pids make distinct processes, for the all-cores export of several streams)
 // --kind graph: N CUDA graph-trace rows instead, each launch's callback record first (one device and
 // context, 4 streams, 64 graphs, 17 executable graphs; the records the CUDA export must hold until
@@ -9,6 +9,8 @@
 // --kind nccl: N NCCL plugin events (each operation: CollApi, Coll, two KernelCh with GPU timers,
 // ProxyOp with one state; start and stop records), the app thread's and the proxy thread's records
 // in alternate chunks of 800 operations (the events the NCCL export held until the stream's end).
+// --kind ranges: N range-profiler result rows in kernel mode (2 metrics, 8 kernels per pass, one
+// device and context) with their kernels, the rows the GPU-metrics export held until the end.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +21,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl]\n");
+    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl|ranges]\n");
     return 2;
   }
   long events = 10000000, threads = 8;
@@ -137,6 +139,54 @@ int main(int argc, char** argv) {
     s.Close();
     s.WriteTo(argv[1]);
     std::printf("nccl events=%ld chunks=%ld\n", ops * 5, chunks);
+    return 0;
+  }
+  if (kind == "ranges") {
+    const uint64_t mono0 = 1000000000;
+    s.BeginChunk(1, pid, mono0);
+    s.Device(gt::test::DeviceSpec{});
+    s.Context(gt::test::ContextSpec{});
+    gt::test::RangeConfigSpec cfg;
+    cfg.metrics = {"sm_active", "dram_read"};
+    s.RangeConfig(cfg);
+    s.EndChunk();
+    const long per_pass = 8, passes = (events + per_pass - 1) / per_pass;
+    long written = 0, chunks = 0;
+    for (long first = 0; first < passes; first += 512) {
+      const long last = std::min(passes, first + 512);
+      s.BeginChunk(2, pid, mono0 + 1000 + static_cast<uint64_t>(first) * 100000);
+      for (long p = first; p < last; ++p) {
+        const uint64_t start = mono0 + 1000 + static_cast<uint64_t>(p) * 100000;
+        for (long k = 0; k < per_pass; ++k) {
+          gt::test::KernelSpec ks;
+          ks.start_ns = start + 1000 + static_cast<uint64_t>(k) * 5000;
+          ks.duration_ns = 3000;
+          ks.correlation_id = static_cast<uint32_t>(p * per_pass + k + 1);
+          ks.name = "kernel_" + std::to_string(k);
+          s.Kernel(ks);
+        }
+      }
+      s.EndChunk();
+      s.BeginChunk(3, pid + 1, mono0 + 1000 + static_cast<uint64_t>(first) * 100000);
+      for (long p = first; p < last; ++p) {
+        const uint64_t start = mono0 + 1000 + static_cast<uint64_t>(p) * 100000;
+        for (long k = 0; k < per_pass && written < events; ++k, ++written) {
+          gt::test::RangeResultSpec r;
+          r.range_name = std::to_string(k);
+          r.range_index = static_cast<uint32_t>(k);
+          r.pass_id = static_cast<uint64_t>(p);
+          r.pass_start_ns = start;
+          r.pass_end_ns = start + 99999;
+          r.values = {static_cast<double>(p % 97) + 0.5, static_cast<double>(k) * 1.25};
+          s.RangeResult(r);
+        }
+      }
+      s.EndChunk();
+      chunks += 2;
+    }
+    s.Close();
+    s.WriteTo(argv[1]);
+    std::printf("range rows=%ld chunks=%ld\n", written, chunks);
     return 0;
   }
   if (kind != "nvtx") {

@@ -510,6 +510,19 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
   std::optional<std::tuple<int64_t, uint32_t, uint64_t>> pass_key;  // (gpid, ctx, pass) of pass_kernels
   std::vector<Kernel> pass_kernels;
   bool have_kernels = ctx.HasTable("CUPTI_ACTIVITY_KIND_KERNEL");
+  if (have_kernels && ranges_.kernel_rows() > 0) {
+    // The kernel table has no index: a lookup per pass would scan it whole (passes x kernels). A
+    // copy in the spill database with an index on (process, context, start) answers each pass from
+    // its own kernels, in the order the query asks for (no sort).
+    st = ctx.db().Exec(
+        "CREATE TABLE gt_spill.range_kernels (globalPid INTEGER, contextId INTEGER, start INTEGER, "
+        "correlationId INTEGER, end INTEGER, demangledName INTEGER);"
+        "CREATE INDEX gt_spill.range_kernels_start ON range_kernels (globalPid, contextId, start, correlationId);"
+        "INSERT INTO gt_spill.range_kernels SELECT globalPid, contextId, start, correlationId, end, demangledName "
+        "FROM main.CUPTI_ACTIVITY_KIND_KERNEL;");
+    if (!st.ok())
+      return st;
+  }
   bool have_devices = ctx.HasTable("TARGET_INFO_CUDA_DEVICE");
   Statement* ins = ctx.db().Prepare(
       "INSERT INTO GTRACE_RANGE_METRICS (globalPid, globalTid, gpuId, cudaId, contextId, mode, rangeName, rangeIndex, "
@@ -541,7 +554,7 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
       if (!pass_key || *pass_key != key) {
         pass_kernels.clear();
         Statement* q = ctx.db().Prepare(
-            "SELECT start, end, correlationId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ? AND "
+            "SELECT start, end, correlationId, demangledName FROM gt_spill.range_kernels WHERE globalPid = ? AND "
             "contextId = ? AND start >= ? AND start <= ? ORDER BY start, correlationId",
             &st);
         if (q == nullptr)

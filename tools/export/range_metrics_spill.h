@@ -45,12 +45,14 @@ class RangeMetricsSpill {
   Status Add(ExportContext& ctx, const RangeRow& row);
   bool empty() const { return rows_ == 0; }
   uint64_t rows() const { return rows_; }
+  uint64_t kernel_rows() const { return kernel_rows_; }  // rows in kernel mode
   // Calls `fn` with every row, in the order they were added; stops at the first error.
   Status ForEach(ExportContext& ctx, const std::function<Status(const RangeRow&)>& fn);
 
  private:
   bool created_ = false;
   uint64_t rows_ = 0;
+  uint64_t kernel_rows_ = 0;
 };
 
 }  // namespace gt::exporter
