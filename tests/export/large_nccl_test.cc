@@ -28,11 +28,15 @@ constexpr int kOps = 20000;
 constexpr int kBlock = 100;  // operations per chunk
 namespace k = nccl::field::kind;
 
-uint64_t T0(int op) { return kMono0 + 1000 + static_cast<uint64_t>(op) * 100000; }
+uint64_t T0(int op) {
+  return kMono0 + 1000 + static_cast<uint64_t>(op) * 100000;
+}
 uint64_t Gpu(int op, uint64_t host_ns) {  // the GPU timer of a host time: lags 200 us in the second half
   return kReal0 + (host_ns - kMono0) - (op >= kOps / 2 ? 200000 : 0) + static_cast<uint64_t>(op % 7) * 10;
 }
-uint64_t Id(int op, int which) { return static_cast<uint64_t>(op) * 10 + static_cast<uint64_t>(which); }
+uint64_t Id(int op, int which) {
+  return static_cast<uint64_t>(op) * 10 + static_cast<uint64_t>(which);
+}
 enum { kApi = 1, kColl = 2, kCh1 = 3, kCh2 = 4, kProxy = 5 };
 
 test::NcclSpec Ev(uint32_t kind, uint64_t ts, uint64_t id, uint32_t type = 0, uint64_t parent = 0) {
@@ -71,7 +75,8 @@ void AppThread(test::SyntheticStream& s, int block) {
       stop.gpu_timer_ns = Gpu(op, t + 3500);
       s.Nccl(stop);
     }
-    if (op % 333 == 0) s.Nccl(Ev(k::kStop, t + 400, 900000000 + static_cast<uint64_t>(op)));  // never started
+    if (op % 333 == 0)
+      s.Nccl(Ev(k::kStop, t + 400, 900000000 + static_cast<uint64_t>(op)));  // never started
   }
   s.EndChunk();
 }
@@ -82,12 +87,13 @@ void ProxyThread(test::SyntheticStream& s, int block) {
     const uint64_t t = T0(op);
     for (int ch = 0; ch < 2; ++ch) {
       const uint64_t id = Id(op, ch == 0 ? kCh1 : kCh2);
-      test::NcclSpec start = Ev(k::kStart, t + 2000 + static_cast<uint64_t>(ch), id, schema::NCCL_EVENT_TYPE_KERNEL_CH,
-                                Id(op, kColl));
+      test::NcclSpec start =
+          Ev(k::kStart, t + 2000 + static_cast<uint64_t>(ch), id, schema::NCCL_EVENT_TYPE_KERNEL_CH, Id(op, kColl));
       start.channel_id = static_cast<uint32_t>(ch);
       start.gpu_timer_ns = Gpu(op, t + 1000 + static_cast<uint64_t>(ch) * 10);
       s.Nccl(start);
-      if (ch == 1 && op % 500 == 0) continue;  // its stop came first
+      if (ch == 1 && op % 500 == 0)
+        continue;  // its stop came first
       test::NcclSpec stop = Ev(k::kStop, t + 5000, id);
       stop.gpu_timer_ns = Gpu(op, t + 3500 + static_cast<uint64_t>(ch) * 7);
       s.Nccl(stop);
@@ -98,7 +104,8 @@ void ProxyThread(test::SyntheticStream& s, int block) {
       st.state = 19;
       s.Nccl(st);
     }
-    if (op % 250 != 0) s.Nccl(Ev(k::kStop, t + 6000 + static_cast<uint64_t>(op % 3), Id(op, kProxy)));
+    if (op % 250 != 0)
+      s.Nccl(Ev(k::kStop, t + 6000 + static_cast<uint64_t>(op % 3), Id(op, kProxy)));
   }
   s.EndChunk();
 }
@@ -112,7 +119,8 @@ void LateThread(test::SyntheticStream& s, int block) {
       st.state = 20;
       s.Nccl(st);
     }
-    if (op % 700 == 0) s.Nccl(Ev(k::kStop, T0(op) + 250, Id(op, kColl)));
+    if (op % 700 == 0)
+      s.Nccl(Ev(k::kStop, T0(op) + 250, Id(op, kColl)));
   }
   s.EndChunk();
 }
@@ -136,14 +144,17 @@ void WriteStream(const std::string& path) {
     }
     AppThread(s, b);
     ProxyThread(s, b);
-    if (b > 0) LateThread(s, b - 1);
+    if (b > 0)
+      LateThread(s, b - 1);
   }
   LateThread(s, blocks - 1);
   s.Close();
   s.WriteTo(path);
 }
 
-std::string Opt(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "NULL"; }
+std::string Opt(const std::optional<int64_t>& v) {
+  return v ? std::to_string(*v) : "NULL";
+}
 
 TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
   test::TempDir dir;
@@ -165,8 +176,10 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
     schema::Chunk chunk;
     bool has = true;
     while (reader.Next(&chunk, &has).ok() && has) {
-      for (const schema::InternedString& s : chunk.strings()) strings[s.id()] = s.text();
-      if (chunk.has_clock()) model.AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
+      for (const schema::InternedString& s : chunk.strings())
+        strings[s.id()] = s.text();
+      if (chunk.has_clock())
+        model.AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
       model.AddNvtx(chunk);
       model.AddChunk(chunk, text);
     }
@@ -183,10 +196,11 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
   exporter::ExportResult result;
   const Status st = exporter::ExportSqlite(o, &result);
   ASSERT_TRUE(st.ok()) << st.message();
-  const std::string orphan_warning =
-      stream + ": " + std::to_string(model.orphan_records()) + " NCCL stop/state records had no start (dropped); skipped";
+  const std::string orphan_warning = stream + ": " + std::to_string(model.orphan_records()) +
+                                     " NCCL stop/state records had no start (dropped); skipped";
   int found = 0;
-  for (const std::string& w : result.warnings) found += w == orphan_warning ? 1 : 0;
+  for (const std::string& w : result.warnings)
+    found += w == orphan_warning ? 1 : 0;
   EXPECT_EQ(found, 1);
 
   test::Db db(o.output);
@@ -219,7 +233,8 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
   for (const exporter::NcclOperation& op : model.operations()) {
     ops.push_back(std::to_string(op.op->id) + "|" + std::to_string(op.kernel_channels) + "|" + tg(op.gpu_start_ns) +
                   "|" + tg(op.gpu_stop_ns) + "|" + t(op.proxy_stop_ns) + "|" + t(op.api->start_ns) + "|" +
-                  std::to_string(op.count) + "|" + Opt(op.alg_bytes ? std::optional<int64_t>(*op.alg_bytes) : std::nullopt));
+                  std::to_string(op.count) + "|" +
+                  Opt(op.alg_bytes ? std::optional<int64_t>(*op.alg_bytes) : std::nullopt));
   }
   ASSERT_EQ(ops.size(), static_cast<size_t>(kOps));
   EXPECT_EQ(db.Rows("SELECT eventId, kernelChannels, gpuStart, gpuEnd, proxyEnd, apiStart, count, algBytes FROM "

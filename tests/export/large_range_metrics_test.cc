@@ -23,11 +23,19 @@ constexpr int kPasses = 1500;
 constexpr int kKernelsPerPass = 8;
 constexpr uint64_t kPassNs = 100000;
 
-uint64_t PassStart(int p) { return kMono0 + 10000 + static_cast<uint64_t>(p) * kPassNs; }
+uint64_t PassStart(int p) {
+  return kMono0 + 10000 + static_cast<uint64_t>(p) * kPassNs;
+}
 // Kernel k of pass p: starts in reverse correlation order inside the pass (the mapping sorts by start).
-uint64_t KernelStart(int p, int k) { return PassStart(p) + 1000 + static_cast<uint64_t>(kKernelsPerPass - k) * 5000; }
-uint32_t Correlation(int p, int k) { return static_cast<uint32_t>(p * kKernelsPerPass + k + 1); }
-double Value(int p, int i, int m) { return p * 1000.0 + i * 10.0 + m + 0.25; }
+uint64_t KernelStart(int p, int k) {
+  return PassStart(p) + 1000 + static_cast<uint64_t>(kKernelsPerPass - k) * 5000;
+}
+uint32_t Correlation(int p, int k) {
+  return static_cast<uint32_t>(p * kKernelsPerPass + k + 1);
+}
+double Value(int p, int i, int m) {
+  return p * 1000.0 + i * 10.0 + m + 0.25;
+}
 
 void WriteStream(const std::string& path) {
   test::SyntheticStream s(kPid, kMono0, kReal0);
@@ -45,7 +53,8 @@ void WriteStream(const std::string& path) {
   s.EndChunk();
   // Kernels, in their own chunks.
   for (int p = 0; p < kPasses; ++p) {
-    if (p % 100 == 0) s.BeginChunk(2, kPid, PassStart(p));
+    if (p % 100 == 0)
+      s.BeginChunk(2, kPid, PassStart(p));
     for (int k = 0; k < kKernelsPerPass; ++k) {
       test::KernelSpec ks;
       ks.start_ns = KernelStart(p, k);
@@ -54,7 +63,8 @@ void WriteStream(const std::string& path) {
       ks.name = "k" + std::to_string(k);
       s.Kernel(ks);
     }
-    if (p % 100 == 99) s.EndChunk();
+    if (p % 100 == 99)
+      s.EndChunk();
   }
   // Results: pass p's rows (indexes 0..kKernelsPerPass, the last one past its kernels); every
   // 50th pass's second half is read after the next pass.
@@ -72,10 +82,12 @@ void WriteStream(const std::string& path) {
     s.BeginChunk(3, kPid, PassStart(p));
     const bool split = p % 50 == 0 && p + 1 < kPasses;
     for (int i = 0; i <= kKernelsPerPass; ++i) {
-      if (!split || i < kKernelsPerPass / 2) result(p, i);
+      if (!split || i < kKernelsPerPass / 2)
+        result(p, i);
     }
     if (p % 50 == 1) {
-      for (int i = kKernelsPerPass / 2; i <= kKernelsPerPass; ++i) result(p - 1, i);
+      for (int i = kKernelsPerPass / 2; i <= kKernelsPerPass; ++i)
+        result(p - 1, i);
     }
     test::RangeResultSpec n;  // NVTX mode, context 2, one metric
     n.context_id = 2;
@@ -120,8 +132,7 @@ TEST(LargeRangeMetrics, EveryRowExactlyWithItsKernel) {
     for (int m = 0; m < 2; ++m) {
       // The kernels start in the reverse order of their correlation ids: index i is the kernel
       // started i-th.
-      const std::string corr =
-          i < kKernelsPerPass ? std::to_string(Correlation(p, kKernelsPerPass - 1 - i)) : "NULL";
+      const std::string corr = i < kKernelsPerPass ? std::to_string(Correlation(p, kKernelsPerPass - 1 - i)) : "NULL";
       expected.push_back("kernel|" + std::to_string(i) + "|" + std::to_string(p) + "|" + corr + "|" +
                          (m == 0 ? "sm_active|c.sm_active|" : "dram_read|c.dram_read|") + Num(Value(p, i, m)));
     }
@@ -129,10 +140,12 @@ TEST(LargeRangeMetrics, EveryRowExactlyWithItsKernel) {
   for (int p = 0; p < kPasses; ++p) {
     const bool split = p % 50 == 0 && p + 1 < kPasses;
     for (int i = 0; i <= kKernelsPerPass; ++i) {
-      if (!split || i < kKernelsPerPass / 2) kernel_row(p, i);
+      if (!split || i < kKernelsPerPass / 2)
+        kernel_row(p, i);
     }
     if (p % 50 == 1) {
-      for (int i = kKernelsPerPass / 2; i <= kKernelsPerPass; ++i) kernel_row(p - 1, i);
+      for (int i = kKernelsPerPass / 2; i <= kKernelsPerPass; ++i)
+        kernel_row(p - 1, i);
     }
     expected.push_back("nvtx|0|" + std::to_string(p) + "|NULL|tensor|c.tensor|" + Num(Value(p, 0, 7)));
   }

@@ -28,7 +28,8 @@ std::optional<int64_t> OptColumn(const Statement& q, int i) {
 }  // namespace
 
 Status NcclSpillModel::Create(ExportContext& ctx) {
-  if (created_) return Status::Ok();
+  if (created_)
+    return Status::Ok();
   Status st = ctx.db().Exec(
       "CREATE TABLE gt_spill.nccl_events (seq INTEGER PRIMARY KEY, id INTEGER NOT NULL, first_read INTEGER NOT NULL, "
       "type INTEGER NOT NULL, comm INTEGER NOT NULL, start_ns INTEGER, start_tid INTEGER NOT NULL, stop_ns INTEGER, "
@@ -46,7 +47,8 @@ Status NcclSpillModel::Create(ExportContext& ctx) {
       "INTEGER NOT NULL, red_op INTEGER NOT NULL, PRIMARY KEY (tid, schema_id, seq)) WITHOUT ROWID;"
       "CREATE TABLE gt_spill.nccl_agg (parent INTEGER PRIMARY KEY, channels INTEGER NOT NULL, gpu_start INTEGER, "
       "gpu_end INTEGER, proxy_end INTEGER);");
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   created_ = true;
   if ((insert_event_ = ctx.db().Prepare(
            "INSERT INTO gt_spill.nccl_events (seq, id, first_read, type, comm, start_ns, start_tid, stop_ns, "
@@ -56,10 +58,10 @@ Status NcclSpillModel::Create(ExportContext& ctx) {
       (insert_state_ = ctx.db().Prepare(
            "INSERT INTO gt_spill.nccl_states (seq, r, ts, tid, state, trans, appended) VALUES (?,?,?,?,?,?,?)", &st)) ==
           nullptr ||
-      (insert_late_ = ctx.db().Prepare(
-           "INSERT INTO gt_spill.nccl_late (r, id, kind, ts, tid, gpu_raw, state, trans, appended) "
-           "VALUES (?,?,?,?,?,?,?,?,?)",
-           &st)) == nullptr ||
+      (insert_late_ =
+           ctx.db().Prepare("INSERT INTO gt_spill.nccl_late (r, id, kind, ts, tid, gpu_raw, state, trans, appended) "
+                            "VALUES (?,?,?,?,?,?,?,?,?)",
+                            &st)) == nullptr ||
       (insert_mark_ = ctx.db().Prepare(
            "INSERT INTO gt_spill.nccl_marks (tid, schema_id, seq, ts, red_op) VALUES (?,?,?,?,?)", &st)) == nullptr ||
       (upsert_agg_ = ctx.db().Prepare(
@@ -93,7 +95,8 @@ Status NcclSpillModel::BeginStream(ExportContext& ctx) {
 }
 
 Status NcclSpillModel::Clear(ExportContext& ctx) {
-  if (!created_) return Status::Ok();
+  if (!created_)
+    return Status::Ok();
   return ctx.db().Exec(
       "DELETE FROM gt_spill.nccl_events; DELETE FROM gt_spill.nccl_states; DELETE FROM gt_spill.nccl_late; "
       "DELETE FROM gt_spill.nccl_marks; DELETE FROM gt_spill.nccl_agg;");
@@ -101,34 +104,45 @@ Status NcclSpillModel::Clear(ExportContext& ctx) {
 
 Status NcclSpillModel::AddNvtx(ExportContext& ctx, const schema::Chunk& chunk) {
   for (const schema::NvtxDomain& d : chunk.nvtx_domains()) {
-    if (d.name() == "NCCL") nccl_domains_.insert(d.domain_id());
+    if (d.name() == "NCCL")
+      nccl_domains_.insert(d.domain_id());
   }
-  if (nccl_domains_.empty()) return Status::Ok();
+  if (nccl_domains_.empty())
+    return Status::Ok();
   Status st;
   uint64_t ts = chunk.base_ns();
   for (const schema::NvtxEvent& e : chunk.nvtx()) {
     ts += static_cast<uint64_t>(e.ts_delta_ns());
-    if (e.kind() != schema::NVTX_EVENT_KIND_PUSH || nccl_domains_.count(e.domain_id()) == 0) continue;
+    if (e.kind() != schema::NVTX_EVENT_KIND_PUSH || nccl_domains_.count(e.domain_id()) == 0)
+      continue;
     for (const schema::NvtxExtPayload& p : e.ext_payloads()) {
       // As NcclStreamModel::AddNvtx: NCCL 2.28's AllReduce / ReduceScatter / Reduce payloads.
       size_t at = p.schema_id() == (uint64_t{1} << 24) + 8 ? 20 : 16;
       bool reduction = p.schema_id() == (uint64_t{1} << 24) + 5 || p.schema_id() == (uint64_t{1} << 24) + 7 ||
                        p.schema_id() == (uint64_t{1} << 24) + 8;
-      if (!reduction || p.data().size() < at + 4) continue;
+      if (!reduction || p.data().size() < at + 4)
+        continue;
       int32_t op = 0;
       std::memcpy(&op, p.data().data() + at, 4);
       Statement* ins = insert_mark_;
       ins->Int(1, e.tid() != 0 ? e.tid() : chunk.tid()).Int(2, static_cast<int64_t>(p.schema_id()));
       ins->Int(3, static_cast<int64_t>(++marks_)).Int(4, static_cast<int64_t>(ts)).Int(5, op);
-      if (!(st = ins->Run()).ok()) return st;
+      if (!(st = ins->Run()).ok())
+        return st;
     }
   }
   return Status::Ok();
 }
 
-Status NcclSpillModel::AddEvent(ExportContext& ctx, const schema::NcclEvent& e, uint64_t ts, uint32_t tid,
-                                std::string_view func, std::string_view datatype, std::string_view algo,
-                                std::string_view proto, std::string_view sync) {
+Status NcclSpillModel::AddEvent(ExportContext& ctx,
+                                const schema::NcclEvent& e,
+                                uint64_t ts,
+                                uint32_t tid,
+                                std::string_view func,
+                                std::string_view datatype,
+                                std::string_view algo,
+                                std::string_view proto,
+                                std::string_view sync) {
   Status st;
   switch (e.kind()) {
     case schema::NCCL_EVENT_KIND_START: {
@@ -182,7 +196,8 @@ Status NcclSpillModel::AddEvent(ExportContext& ctx, const schema::NcclEvent& e, 
       ev.stop_ns = ts;
       ev.stop_tid = tid;
       ev.gpu_stop_raw_ns = e.gpu_timer_ns();
-      if (!(st = Spill(ctx, it->second)).ok()) return st;
+      if (!(st = Spill(ctx, it->second)).ok())
+        return st;
       open_.erase(it);
       return Status::Ok();
     }
@@ -220,9 +235,11 @@ void NcclSpillModel::ReadEvent(const Statement& q, int f, NcclEvent* e) {
   e->id = static_cast<uint64_t>(q.ColumnInt(f + 1));
   e->type = static_cast<uint32_t>(q.ColumnInt(f + 2));
   e->comm_index = static_cast<uint32_t>(q.ColumnInt(f + 3));
-  if (!q.ColumnIsNull(f + 4)) e->start_ns = static_cast<uint64_t>(q.ColumnInt(f + 4));
+  if (!q.ColumnIsNull(f + 4))
+    e->start_ns = static_cast<uint64_t>(q.ColumnInt(f + 4));
   e->start_tid = static_cast<uint32_t>(q.ColumnInt(f + 5));
-  if (!q.ColumnIsNull(f + 6)) e->stop_ns = static_cast<uint64_t>(q.ColumnInt(f + 6));
+  if (!q.ColumnIsNull(f + 6))
+    e->stop_ns = static_cast<uint64_t>(q.ColumnInt(f + 6));
   e->stop_tid = static_cast<uint32_t>(q.ColumnInt(f + 7));
   e->parent_id = static_cast<uint64_t>(q.ColumnInt(f + 8));
   e->group_id = static_cast<uint64_t>(q.ColumnInt(f + 9));
@@ -237,15 +254,18 @@ void NcclSpillModel::ReadEvent(const Statement& q, int f, NcclEvent* e) {
 }
 
 Status NcclSpillModel::ResolveLate(ExportContext& ctx) {
-  if (late_ == 0) return Status::Ok();
+  if (late_ == 0)
+    return Status::Ok();
   Status st;
   // Orphans: no START of the id read before the record (NcclStreamModel counts them when read).
   Statement* count = ctx.db().Prepare(
       "SELECT count(*) FROM gt_spill.nccl_late AS l WHERE NOT EXISTS (SELECT 1 FROM gt_spill.nccl_events AS e "
       "WHERE e.id = l.id AND e.first_read < l.r)",
       &st);
-  if (count == nullptr) return st;
-  if (count->Step()) orphan_records_ += static_cast<uint64_t>(count->ColumnInt(0));
+  if (count == nullptr)
+    return st;
+  if (count->Step())
+    orphan_records_ += static_cast<uint64_t>(count->ColumnInt(0));
   count->Reset();
   // States after the event's stop: after its other states (ordered by read position).
   if (!(st = ctx.db().Exec(
@@ -256,13 +276,15 @@ Status NcclSpillModel::ResolveLate(ExportContext& ctx) {
     return st;
   }
   // A second stop wins over the first, in read order.
-  Statement* stops = ctx.db().Prepare(
-      "SELECT r, id, ts, tid, gpu_raw FROM gt_spill.nccl_late WHERE kind = 2 ORDER BY r", &st);
-  if (stops == nullptr) return st;
+  Statement* stops =
+      ctx.db().Prepare("SELECT r, id, ts, tid, gpu_raw FROM gt_spill.nccl_late WHERE kind = 2 ORDER BY r", &st);
+  if (stops == nullptr)
+    return st;
   Statement* update = ctx.db().Prepare(
       "UPDATE gt_spill.nccl_events SET stop_ns = ?, stop_tid = ?, gpu_stop_raw = ? WHERE id = ? AND first_read < ?",
       &st);
-  if (update == nullptr) return st;
+  if (update == nullptr)
+    return st;
   while (stops->Step()) {
     update->Int(1, stops->ColumnInt(2)).Int(2, stops->ColumnInt(3)).Int(3, stops->ColumnInt(4));
     update->Int(4, stops->ColumnInt(1)).Int(5, stops->ColumnInt(0));
@@ -281,10 +303,12 @@ Status NcclSpillModel::Finish(ExportContext& ctx) {
   Status st;
   // The events never stopped, in their places.
   for (const auto& [id, o] : open_) {
-    if (!(st = Spill(ctx, o)).ok()) return st;
+    if (!(st = Spill(ctx, o)).ok())
+      return st;
   }
   open_.clear();
-  if (!(st = ResolveLate(ctx)).ok()) return st;
+  if (!(st = ResolveLate(ctx)).ok())
+    return st;
   // GPU clock: the kernel-channel observations, as NcclStreamModel::Finish gives them.
   Statement* samples = ctx.db().Prepare(
       "SELECT k.gpu_start_raw, k.start_ns, k.gpu_stop_raw, k.stop_ns, api.start_ns, api.type FROM "
@@ -292,21 +316,25 @@ Status NcclSpillModel::Finish(ExportContext& ctx) {
       "gt_spill.nccl_events AS api ON api.id = op.parent WHERE k.type = " +
           std::to_string(schema::NCCL_EVENT_TYPE_KERNEL_CH),
       &st);
-  if (samples == nullptr) return st;
+  if (samples == nullptr)
+    return st;
   // The origin pass needs every distinct GPU time once: a channel's start and end (a lower bound
   // repeats its channel's start), no join.
-  Statement* times = ctx.db().Prepare(
-      "SELECT gpu_start_raw, gpu_stop_raw, stop_ns FROM gt_spill.nccl_events WHERE type = " +
-          std::to_string(schema::NCCL_EVENT_TYPE_KERNEL_CH),
-      &st);
-  if (times == nullptr) return st;
+  Statement* times =
+      ctx.db().Prepare("SELECT gpu_start_raw, gpu_stop_raw, stop_ns FROM gt_spill.nccl_events WHERE type = " +
+                           std::to_string(schema::NCCL_EVENT_TYPE_KERNEL_CH),
+                       &st);
+  if (times == nullptr)
+    return st;
   clock_.FitStreamed([samples, times](bool origin_pass, const GpuClockMap::SampleFn& fn) {
     if (origin_pass) {
       while (times->Step()) {
         auto gpu_start = static_cast<uint64_t>(times->ColumnInt(0));
         auto gpu_stop = static_cast<uint64_t>(times->ColumnInt(1));
-        if (gpu_start != 0) fn(gpu_start, 0, true);
-        if (gpu_stop != 0 && !times->ColumnIsNull(2)) fn(gpu_stop, 0, true);
+        if (gpu_start != 0)
+          fn(gpu_start, 0, true);
+        if (gpu_stop != 0 && !times->ColumnIsNull(2))
+          fn(gpu_stop, 0, true);
       }
       times->Reset();
       return;
@@ -314,8 +342,10 @@ Status NcclSpillModel::Finish(ExportContext& ctx) {
     while (samples->Step()) {
       auto gpu_start = static_cast<uint64_t>(samples->ColumnInt(0));
       auto gpu_stop = static_cast<uint64_t>(samples->ColumnInt(2));
-      if (gpu_start != 0 && !samples->ColumnIsNull(1)) fn(gpu_start, static_cast<uint64_t>(samples->ColumnInt(1)), true);
-      if (gpu_stop != 0 && !samples->ColumnIsNull(3)) fn(gpu_stop, static_cast<uint64_t>(samples->ColumnInt(3)), true);
+      if (gpu_start != 0 && !samples->ColumnIsNull(1))
+        fn(gpu_start, static_cast<uint64_t>(samples->ColumnInt(1)), true);
+      if (gpu_stop != 0 && !samples->ColumnIsNull(3))
+        fn(gpu_stop, static_cast<uint64_t>(samples->ColumnInt(3)), true);
       int64_t api_type = samples->ColumnInt(5);
       if (!samples->ColumnIsNull(4) && gpu_start != 0 &&
           (api_type == schema::NCCL_EVENT_TYPE_COLL_API || api_type == schema::NCCL_EVENT_TYPE_P2P_API)) {
@@ -325,18 +355,22 @@ Status NcclSpillModel::Finish(ExportContext& ctx) {
     samples->Reset();
   });
   Statement* open = ctx.db().Prepare("SELECT count(*) FROM gt_spill.nccl_events WHERE stop_ns IS NULL", &st);
-  if (open == nullptr) return st;
-  if (open->Step()) open_events_ = static_cast<uint64_t>(open->ColumnInt(0));
+  if (open == nullptr)
+    return st;
+  if (open->Step())
+    open_events_ = static_cast<uint64_t>(open->ColumnInt(0));
   open->Reset();
   return Status::Ok();
 }
 
 Status NcclSpillModel::AggregateChild(const NcclEvent& e) {
-  if (e.type != schema::NCCL_EVENT_TYPE_KERNEL_CH && e.type != schema::NCCL_EVENT_TYPE_PROXY_OP) return Status::Ok();
+  if (e.type != schema::NCCL_EVENT_TYPE_KERNEL_CH && e.type != schema::NCCL_EVENT_TYPE_PROXY_OP)
+    return Status::Ok();
   const auto parent = static_cast<int64_t>(e.parent_id);
   if (pending_ && pending_->parent != parent) {
     Status st = FlushAggregate();
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   if (!pending_) {
     pending_.emplace();
@@ -344,18 +378,22 @@ Status NcclSpillModel::AggregateChild(const NcclEvent& e) {
   }
   PendingAggregate& p = *pending_;
   if (e.type == schema::NCCL_EVENT_TYPE_PROXY_OP) {
-    if (e.stop_ns) p.proxy_end_ns = std::max(p.proxy_end_ns.value_or(0), static_cast<int64_t>(*e.stop_ns));
+    if (e.stop_ns)
+      p.proxy_end_ns = std::max(p.proxy_end_ns.value_or(0), static_cast<int64_t>(*e.stop_ns));
     return Status::Ok();
   }
   ++channels_;
   ++p.channels;
-  if (e.gpu_start_ns) p.gpu_start_ns = p.gpu_start_ns ? std::min(*p.gpu_start_ns, *e.gpu_start_ns) : *e.gpu_start_ns;
-  if (e.gpu_stop_ns) p.gpu_end_ns = p.gpu_end_ns ? std::max(*p.gpu_end_ns, *e.gpu_stop_ns) : *e.gpu_stop_ns;
+  if (e.gpu_start_ns)
+    p.gpu_start_ns = p.gpu_start_ns ? std::min(*p.gpu_start_ns, *e.gpu_start_ns) : *e.gpu_start_ns;
+  if (e.gpu_stop_ns)
+    p.gpu_end_ns = p.gpu_end_ns ? std::max(*p.gpu_end_ns, *e.gpu_stop_ns) : *e.gpu_stop_ns;
   return Status::Ok();
 }
 
 Status NcclSpillModel::FlushAggregate() {
-  if (!pending_) return Status::Ok();
+  if (!pending_)
+    return Status::Ok();
   Statement* up = upsert_agg_;
   up->Int(1, pending_->parent).Int(2, pending_->channels).OptInt(3, pending_->gpu_start_ns);
   up->OptInt(4, pending_->gpu_end_ns).OptInt(5, pending_->proxy_end_ns);
@@ -365,7 +403,8 @@ Status NcclSpillModel::FlushAggregate() {
 
 Status NcclSpillModel::FinishAggregate(ExportContext& ctx) {
   Status st = FlushAggregate();
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   // Channels whose parent is no operation.
   Statement* attributed = ctx.db().Prepare(
       "SELECT coalesce(sum(a.channels), 0) FROM gt_spill.nccl_agg AS a WHERE EXISTS (SELECT 1 FROM "
@@ -373,7 +412,8 @@ Status NcclSpillModel::FinishAggregate(ExportContext& ctx) {
           std::to_string(schema::NCCL_EVENT_TYPE_COLL) + "," + std::to_string(schema::NCCL_EVENT_TYPE_P2P) + "," +
           std::to_string(schema::NCCL_EVENT_TYPE_CE_COLL) + "))",
       &st);
-  if (attributed == nullptr) return st;
+  if (attributed == nullptr)
+    return st;
   uint64_t in_ops = attributed->Step() ? static_cast<uint64_t>(attributed->ColumnInt(0)) : 0;
   attributed->Reset();
   unattributed_channels_ = channels_ - in_ops;
@@ -381,14 +421,18 @@ Status NcclSpillModel::FinishAggregate(ExportContext& ctx) {
   return Status::Ok();
 }
 
-Status NcclSpillModel::ForEachEvent(ExportContext& ctx, const std::function<Status(const NcclEvent&)>& on_event,
+Status NcclSpillModel::ForEachEvent(ExportContext& ctx,
+                                    const std::function<Status(const NcclEvent&)>& on_event,
                                     const std::function<Status(const NcclEvent&, const NcclEvent::State&)>& on_state) {
   Status st;
-  Statement* q = ctx.db().Prepare("SELECT " + EventColumns("e") + " FROM gt_spill.nccl_events AS e ORDER BY e.seq", &st);
-  if (q == nullptr) return st;
-  Statement* states = ctx.db().Prepare(
-      "SELECT seq, ts, tid, state, trans, appended FROM gt_spill.nccl_states ORDER BY seq, r", &st);
-  if (states == nullptr) return st;
+  Statement* q =
+      ctx.db().Prepare("SELECT " + EventColumns("e") + " FROM gt_spill.nccl_events AS e ORDER BY e.seq", &st);
+  if (q == nullptr)
+    return st;
+  Statement* states =
+      ctx.db().Prepare("SELECT seq, ts, tid, state, trans, appended FROM gt_spill.nccl_states ORDER BY seq, r", &st);
+  if (states == nullptr)
+    return st;
   bool state_row = states->Step();
   NcclEvent e;
   auto done = [&](Status s) {
@@ -400,17 +444,23 @@ Status NcclSpillModel::ForEachEvent(ExportContext& ctx, const std::function<Stat
     int64_t seq = q->ColumnInt(0);
     ReadEvent(*q, 0, &e);
     if (e.type == schema::NCCL_EVENT_TYPE_KERNEL_CH) {
-      if (e.start.gpu_timer_ns() != 0) e.gpu_start_ns = clock_.ToStreamNs(e.start.gpu_timer_ns());
-      if (e.gpu_stop_raw_ns != 0) e.gpu_stop_ns = clock_.ToStreamNs(e.gpu_stop_raw_ns);
+      if (e.start.gpu_timer_ns() != 0)
+        e.gpu_start_ns = clock_.ToStreamNs(e.start.gpu_timer_ns());
+      if (e.gpu_stop_raw_ns != 0)
+        e.gpu_stop_ns = clock_.ToStreamNs(e.gpu_stop_raw_ns);
     }
-    if (!aggregated_ && !(st = AggregateChild(e)).ok()) return done(st);
-    if (!(st = on_event(e)).ok()) return done(st);
-    while (state_row && states->ColumnInt(0) < seq) state_row = states->Step();
+    if (!aggregated_ && !(st = AggregateChild(e)).ok())
+      return done(st);
+    if (!(st = on_event(e)).ok())
+      return done(st);
+    while (state_row && states->ColumnInt(0) < seq)
+      state_row = states->Step();
     while (state_row && states->ColumnInt(0) == seq) {
       NcclEvent::State x{static_cast<uint64_t>(states->ColumnInt(1)), static_cast<uint32_t>(states->ColumnInt(2)),
                          static_cast<uint32_t>(states->ColumnInt(3)), static_cast<uint64_t>(states->ColumnInt(4)),
                          static_cast<int32_t>(states->ColumnInt(5))};
-      if (!(st = on_state(e, x)).ok()) return done(st);
+      if (!(st = on_state(e, x)).ok())
+        return done(st);
       state_row = states->Step();
     }
   }
@@ -425,7 +475,8 @@ Status NcclSpillModel::ForEachOperation(ExportContext& ctx, const std::function<
     st = ForEachEvent(
         ctx, [](const NcclEvent&) { return Status::Ok(); },
         [](const NcclEvent&, const NcclEvent::State&) { return Status::Ok(); });
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   const std::string ops = std::to_string(schema::NCCL_EVENT_TYPE_COLL) + "," +
                           std::to_string(schema::NCCL_EVENT_TYPE_P2P) + "," +
@@ -435,16 +486,19 @@ Status NcclSpillModel::ForEachOperation(ExportContext& ctx, const std::function<
   Statement* q = ctx.db().Prepare(
       "SELECT " + EventColumns("op") + ", " + EventColumns("api") +
           ", a.channels, a.gpu_start, a.gpu_end, a.proxy_end FROM gt_spill.nccl_events AS op LEFT JOIN "
-          "gt_spill.nccl_events AS api ON api.id = op.parent AND api.type IN (" + apis +
-          ") LEFT JOIN gt_spill.nccl_agg AS a ON a.parent = op.id WHERE op.type IN (" + ops + ") ORDER BY op.seq",
+          "gt_spill.nccl_events AS api ON api.id = op.parent AND api.type IN (" +
+          apis + ") LEFT JOIN gt_spill.nccl_agg AS a ON a.parent = op.id WHERE op.type IN (" + ops +
+          ") ORDER BY op.seq",
       &st);
-  if (q == nullptr) return st;
+  if (q == nullptr)
+    return st;
   Statement* mark = nullptr;
   if (marks_ > 0) {
     mark = ctx.db().Prepare(
         "SELECT red_op FROM gt_spill.nccl_marks WHERE tid = ? AND schema_id = ? AND ts <= ? ORDER BY seq DESC LIMIT 1",
         &st);
-    if (mark == nullptr) return st;
+    if (mark == nullptr)
+      return st;
   }
   NcclEvent op, api;
   constexpr int kAgg = 2 * kEventColumnCount;
@@ -463,14 +517,16 @@ Status NcclSpillModel::ForEachOperation(ExportContext& ctx, const std::function<
     if (mark != nullptr && o.api != nullptr && o.api->start_ns && schema != 0) {
       mark->Int(1, o.api->start_tid).Int(2, static_cast<int64_t>((uint64_t{1} << 24) + schema));
       mark->Int(3, static_cast<int64_t>(*o.api->start_ns));
-      if (mark->Step()) o.red_op = static_cast<int32_t>(mark->ColumnInt(0));
+      if (mark->Step())
+        o.red_op = static_cast<int32_t>(mark->ColumnInt(0));
       mark->Reset();
     }
     if (!q->ColumnIsNull(kAgg)) {
       o.kernel_channels = static_cast<uint32_t>(q->ColumnInt(kAgg));
       o.gpu_start_ns = OptColumn(*q, kAgg + 1);
       o.gpu_stop_ns = OptColumn(*q, kAgg + 2);
-      if (!q->ColumnIsNull(kAgg + 3)) o.proxy_stop_ns = static_cast<uint64_t>(q->ColumnInt(kAgg + 3));
+      if (!q->ColumnIsNull(kAgg + 3))
+        o.proxy_stop_ns = static_cast<uint64_t>(q->ColumnInt(kAgg + 3));
     }
     if (!(st = fn(o)).ok()) {
       q->Reset();
@@ -482,7 +538,8 @@ Status NcclSpillModel::ForEachOperation(ExportContext& ctx, const std::function<
 }
 
 Status NcclSpillModel::ForEachGroupEnd(
-    ExportContext& ctx, const std::function<Status(uint64_t start_ns, uint32_t tid, uint64_t stop_ns)>& fn) {
+    ExportContext& ctx,
+    const std::function<Status(uint64_t start_ns, uint32_t tid, uint64_t stop_ns)>& fn) {
   Status st;
   Statement* q = ctx.db().Prepare(
       "SELECT e.seq, e.stop_ns, s.ts, s.tid FROM gt_spill.nccl_events AS e JOIN gt_spill.nccl_states AS s ON s.seq = "
@@ -490,10 +547,12 @@ Status NcclSpillModel::ForEachGroupEnd(
           std::to_string(schema::NCCL_EVENT_TYPE_GROUP_API) +
           " AND e.group_depth >= 2 AND e.stop_ns IS NOT NULL AND s.state = 24 ORDER BY e.seq, s.r",
       &st);
-  if (q == nullptr) return st;
+  if (q == nullptr)
+    return st;
   std::optional<int64_t> last;
   while (q->Step()) {
-    if (last && *last == q->ColumnInt(0)) continue;  // the first state 24 only
+    if (last && *last == q->ColumnInt(0))
+      continue;  // the first state 24 only
     last = q->ColumnInt(0);
     st = fn(static_cast<uint64_t>(q->ColumnInt(2)), static_cast<uint32_t>(q->ColumnInt(3)),
             static_cast<uint64_t>(q->ColumnInt(1)));

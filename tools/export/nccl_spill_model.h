@@ -57,7 +57,8 @@ class NcclSpillModel {
   // Events in first-record order (GPU times converted); `on_state` follows each event's `on_event`
   // with its states in read order. Also fills nccl_agg (the operations' kernel channels and proxy
   // ops) and unattributed_channels() on the way: call it before ForEachOperation.
-  Status ForEachEvent(ExportContext& ctx, const std::function<Status(const NcclEvent&)>& on_event,
+  Status ForEachEvent(ExportContext& ctx,
+                      const std::function<Status(const NcclEvent&)>& on_event,
                       const std::function<Status(const NcclEvent&, const NcclEvent::State&)>& on_state);
   // Operations (Coll, P2p, CeColl) in first-record order, as NcclStreamModel::operations().
   Status ForEachOperation(ExportContext& ctx, const std::function<Status(const NcclOperation&)>& fn);
@@ -76,16 +77,23 @@ class NcclSpillModel {
 
  private:
   struct Open {
-    int64_t seq = 0;         // place in first-record order
-    uint64_t first_read = 0; // read position of its first START
-    NcclEvent event;         // without `start` (serialized in start_blob) and states (nccl_states)
-    std::string start_blob;  // the START message as recorded
+    int64_t seq = 0;          // place in first-record order
+    uint64_t first_read = 0;  // read position of its first START
+    NcclEvent event;          // without `start` (serialized in start_blob) and states (nccl_states)
+    std::string start_blob;   // the START message as recorded
     uint64_t gpu_start_raw_ns = 0;
     int32_t group_depth = 0;
   };
   Status Create(ExportContext& ctx);
-  Status AddEvent(ExportContext& ctx, const schema::NcclEvent& e, uint64_t ts, uint32_t tid, std::string_view func,
-                  std::string_view datatype, std::string_view algo, std::string_view proto, std::string_view sync);
+  Status AddEvent(ExportContext& ctx,
+                  const schema::NcclEvent& e,
+                  uint64_t ts,
+                  uint32_t tid,
+                  std::string_view func,
+                  std::string_view datatype,
+                  std::string_view algo,
+                  std::string_view proto,
+                  std::string_view sync);
   Status Spill(ExportContext& ctx, const Open& o);
   Status ResolveLate(ExportContext& ctx);
   // nccl_agg: one pending parent at a time (children of one operation mostly follow each other).
@@ -127,7 +135,8 @@ class NcclSpillModel {
 
 template <typename TextFn>
 Status NcclSpillModel::AddChunk(ExportContext& ctx, const schema::Chunk& chunk, TextFn text) {
-  for (const schema::NcclComm& c : chunk.nccl_comms()) comms_[c.comm_index()].info = c;
+  for (const schema::NcclComm& c : chunk.nccl_comms())
+    comms_[c.comm_index()].info = c;
   for (const schema::NcclPoolStats& p : chunk.nccl_pools()) {
     auto& entry = pools_[p.type()];
     entry.first = p.capacity_events();
@@ -138,7 +147,8 @@ Status NcclSpillModel::AddChunk(ExportContext& ctx, const schema::Chunk& chunk, 
     ts += static_cast<uint64_t>(e.ts_delta_ns());
     Status st = AddEvent(ctx, e, ts, chunk.tid(), text(e.func_string_id()), text(e.datatype_string_id()),
                          text(e.algo_string_id()), text(e.proto_string_id()), text(e.sync_strategy_string_id()));
-    if (!st.ok()) return st;
+    if (!st.ok())
+      return st;
   }
   return Status::Ok();
 }

@@ -35,7 +35,8 @@ Status RangeMetricsSpill::Add(ExportContext& ctx, const RangeRow& row) {
   if (!(st = ins->Run()).ok())
     return st;
   ++rows_;
-  if (row.mode == schema::RANGE_METRICS_MODE_KERNEL) ++kernel_rows_;
+  if (row.mode == schema::RANGE_METRICS_MODE_KERNEL)
+    ++kernel_rows_;
   return Status::Ok();
 }
 
