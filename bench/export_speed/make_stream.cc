@@ -1,11 +1,17 @@
 // make_stream: writes a synthetic gtrace stream of N NVTX events (push/pop pairs on T threads, 100
 // distinct names, nesting depth 2) with the library's own encoder, for the export benchmark.
 //
-//   make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph]
+//   make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl|ranges]
 // (--pid: distinct pids make distinct processes, for the all-cores export of several streams)
 // --kind graph: N CUDA graph-trace rows instead, each launch's callback record first (one device and
 // context, 4 streams, 64 graphs, 17 executable graphs; the records the CUDA export must hold until
 // the stream's end before the spill database, bench/offline_memory).
+// --kind nccl: N NCCL plugin events (each operation: CollApi, Coll, two KernelCh with GPU timers,
+// ProxyOp with one state; start and stop records), the app thread's and the proxy thread's records
+// in alternate chunks of 800 operations (the events the NCCL export held until the stream's end).
+// --kind ranges: N range-profiler result rows in kernel mode (2 metrics, 8 kernels per pass, one
+// device and context) with their kernels, the rows the GPU-metrics export held until the end.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,7 +21,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph]\n");
+    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl|ranges]\n");
     return 2;
   }
   long events = 10000000, threads = 8;
@@ -56,6 +62,131 @@ int main(int argc, char** argv) {
     s.Close();
     s.WriteTo(argv[1]);
     std::printf("graph rows=%ld chunks=%ld\n", written, chunk_index);
+    return 0;
+  }
+  if (kind == "nccl") {
+    const uint64_t mono0 = 1000000000, real0 = 1700000000000000000ull;
+    s.BeginChunk(1, pid, mono0);
+    gt::test::NcclCommSpec c;
+    c.comm_hash = 0xabcdef;
+    c.n_ranks = 8;
+    c.init_ts_ns = mono0;
+    c.init_tid = pid + 1;
+    s.NcclComm(c);
+    s.EndChunk();
+    const long ops = events / 5;
+    auto ev = [](uint32_t kind, uint64_t ts, uint64_t id, uint32_t type, uint64_t parent) {
+      gt::test::NcclSpec e;
+      e.kind = kind;
+      e.ts_ns = ts;
+      e.event_id = id;
+      e.type = type;
+      e.parent_id = parent;
+      e.comm_index = kind == 1 ? 1 : 0;
+      return e;
+    };
+    auto t0 = [mono0](long op) { return mono0 + 1000 + static_cast<uint64_t>(op) * 20000; };
+    long chunks = 0;
+    for (long first = 0; first < ops; first += 800) {
+      const long last = std::min(ops, first + 800);
+      if ((first / 800) % 50 == 0) {  // a clock pair about once a second of the stream
+        s.BeginChunk(4, pid, t0(first));
+        s.ClockSnapshot(t0(first), real0 + (t0(first) - mono0));
+        s.EndChunk();
+      }
+      s.BeginChunk(2, pid + 1, t0(first));
+      for (long op = first; op < last; ++op) {
+        const uint64_t t = t0(op), id = static_cast<uint64_t>(op) * 5;
+        auto api = ev(1, t, id + 1, 1u << 9, 0);  // COLL_API
+        api.func = "AllReduce";
+        api.datatype = "ncclFloat32";
+        api.count = 1u << 20;
+        s.Nccl(api);
+        auto coll = ev(1, t + 100, id + 2, 1u << 1, id + 1);  // COLL
+        coll.func = "AllReduce";
+        coll.datatype = "ncclFloat32";
+        coll.algo = "RING";
+        coll.proto = "SIMPLE";
+        coll.count = 1u << 20;
+        coll.seq_number = static_cast<uint64_t>(op);
+        coll.n_channels = 2;
+        s.Nccl(coll);
+        s.Nccl(ev(2, t + 200, id + 2, 0, 0));
+        s.Nccl(ev(2, t + 300, id + 1, 0, 0));
+      }
+      s.EndChunk();
+      s.BeginChunk(3, pid + 2, t0(first));
+      for (long op = first; op < last; ++op) {
+        const uint64_t t = t0(op), id = static_cast<uint64_t>(op) * 5;
+        for (uint64_t ch = 0; ch < 2; ++ch) {
+          auto start = ev(1, t + 2000 + ch, id + 3 + ch, 1u << 6, id + 2);  // KERNEL_CH
+          start.channel_id = static_cast<uint32_t>(ch);
+          start.gpu_timer_ns = real0 + (t + 1000 - mono0);
+          s.Nccl(start);
+          auto stop = ev(2, t + 5000, id + 3 + ch, 0, 0);
+          stop.gpu_timer_ns = real0 + (t + 4000 - mono0);
+          s.Nccl(stop);
+        }
+        s.Nccl(ev(1, t + 1500, id + 5, 1u << 3, id + 2));  // PROXY_OP
+        auto state = ev(3, t + 1600, id + 5, 0, 0);
+        state.state = 19;
+        s.Nccl(state);
+        s.Nccl(ev(2, t + 6000, id + 5, 0, 0));
+      }
+      s.EndChunk();
+      chunks += 2;
+    }
+    s.Close();
+    s.WriteTo(argv[1]);
+    std::printf("nccl events=%ld chunks=%ld\n", ops * 5, chunks);
+    return 0;
+  }
+  if (kind == "ranges") {
+    const uint64_t mono0 = 1000000000;
+    s.BeginChunk(1, pid, mono0);
+    s.Device(gt::test::DeviceSpec{});
+    s.Context(gt::test::ContextSpec{});
+    gt::test::RangeConfigSpec cfg;
+    cfg.metrics = {"sm_active", "dram_read"};
+    s.RangeConfig(cfg);
+    s.EndChunk();
+    const long per_pass = 8, passes = (events + per_pass - 1) / per_pass;
+    long written = 0, chunks = 0;
+    for (long first = 0; first < passes; first += 512) {
+      const long last = std::min(passes, first + 512);
+      s.BeginChunk(2, pid, mono0 + 1000 + static_cast<uint64_t>(first) * 100000);
+      for (long p = first; p < last; ++p) {
+        const uint64_t start = mono0 + 1000 + static_cast<uint64_t>(p) * 100000;
+        for (long k = 0; k < per_pass; ++k) {
+          gt::test::KernelSpec ks;
+          ks.start_ns = start + 1000 + static_cast<uint64_t>(k) * 5000;
+          ks.duration_ns = 3000;
+          ks.correlation_id = static_cast<uint32_t>(p * per_pass + k + 1);
+          ks.name = "kernel_" + std::to_string(k);
+          s.Kernel(ks);
+        }
+      }
+      s.EndChunk();
+      s.BeginChunk(3, pid + 1, mono0 + 1000 + static_cast<uint64_t>(first) * 100000);
+      for (long p = first; p < last; ++p) {
+        const uint64_t start = mono0 + 1000 + static_cast<uint64_t>(p) * 100000;
+        for (long k = 0; k < per_pass && written < events; ++k, ++written) {
+          gt::test::RangeResultSpec r;
+          r.range_name = std::to_string(k);
+          r.range_index = static_cast<uint32_t>(k);
+          r.pass_id = static_cast<uint64_t>(p);
+          r.pass_start_ns = start;
+          r.pass_end_ns = start + 99999;
+          r.values = {static_cast<double>(p % 97) + 0.5, static_cast<double>(k) * 1.25};
+          s.RangeResult(r);
+        }
+      }
+      s.EndChunk();
+      chunks += 2;
+    }
+    s.Close();
+    s.WriteTo(argv[1]);
+    std::printf("range rows=%ld chunks=%ld\n", written, chunks);
     return 0;
   }
   if (kind != "nvtx") {

@@ -7,8 +7,9 @@
 #     BASE_GTRACE  the baseline `gtrace` binary (e.g. main's HEAD built in another directory)
 #     EVENTS       stream sizes in NVTX events (default: 1000000 10000000 50000000)
 #   ROUNDS=3 (export rounds per size; stats runs once per binary: it is slower and its RSS is the point)
-#   KIND=nvtx (make_stream --kind: nvtx, or graph for CUDA graph-trace rows with their launches; with
-#   graph, only the export step runs, and the two binaries' outputs are compared with `sqlite3 .dump`
+#   KIND=nvtx (make_stream --kind: nvtx, graph for CUDA graph-trace rows with their launches, nccl for
+#   NCCL plugin events, ranges for range-profiler result rows with their kernels; with
+#   a kind other than nvtx, only the export step runs, and the two binaries' outputs are compared with `sqlite3 .dump`
 #   at the first size, when sqlite3 is installed, all but the rows of META_DATA_EXPORT and GTRACE_RANKS, which hold the export's time, path and session id)
 #   WORK=dir (scratch; default a temp dir, removed at the end)
 #

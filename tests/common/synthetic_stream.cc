@@ -5,6 +5,7 @@
 #include "collector/schema_fields.h"
 #include "collector/stream_header.h"
 #include "inject/cupti/cuda_fields.h"
+#include "inject/metrics/metrics_fields.h"
 #include "inject/nccl/nccl_fields.h"
 
 namespace gt::test {
@@ -236,6 +237,47 @@ void SyntheticStream::Nccl(const NcclSpec& e) {
   w.VarintIfNonZero(f::kChannelId, e.channel_id);
   w.VarintIfNonZero(f::kGpuTimerNs, e.gpu_timer_ns);
   w.VarintIfNonZero(f::kStream, e.stream);
+  w.VarintIfNonZero(f::kState, e.state);
+  w.VarintIfNonZero(f::kTransSizeBytes, e.trans_size_bytes);
+  w.VarintIfNonZero(f::kGroupDepth, e.group_depth);
+  w.EndNested();
+  chunk_.CountRecord();
+}
+
+void SyntheticStream::RangeConfig(const RangeConfigSpec& c) {
+  namespace f = field::range_metrics_config;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kRangeMetricsConfigs);
+  w.Varint(f::kDeviceId, c.device_id);
+  w.Varint(f::kContextId, c.context_id);
+  w.Varint(f::kMode, c.mode);
+  for (size_t i = 0; i < c.metrics.size(); ++i) {
+    namespace m = field::gpu_metric;
+    w.BeginNested(f::kMetrics);
+    w.Varint(m::kIndex, static_cast<uint32_t>(i));
+    w.String(m::kKey, c.metrics[i]);
+    w.String(m::kCuptiName, "c." + c.metrics[i]);
+    w.String(m::kLabel, c.metrics[i]);
+    w.Double(m::kExportScale, 1.0);
+    w.EndNested();
+  }
+  w.EndNested();
+}
+
+void SyntheticStream::RangeResult(const RangeResultSpec& r) {
+  namespace f = field::range_metrics_result;
+  ProtoWriter& w = chunk_.body();
+  w.BeginNested(field::chunk::kRangeMetricsResults);
+  w.Varint(f::kDeviceId, r.device_id);
+  w.Varint(f::kContextId, r.context_id);
+  w.Varint(f::kMode, r.mode);
+  w.String(f::kRangeName, r.range_name);
+  w.Varint(f::kRangeIndex, r.range_index);
+  w.Varint(f::kPassId, r.pass_id);
+  w.Varint(f::kPassStartNs, r.pass_start_ns);
+  w.Varint(f::kPassEndNs, r.pass_end_ns);
+  w.VarintIfNonZero(f::kTid, r.tid);
+  w.Bytes(f::kValues, r.values.data(), r.values.size() * sizeof(double));
   w.EndNested();
   chunk_.CountRecord();
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collector/chunk_builder.h"
 #include "collector/config.h"
@@ -95,6 +96,9 @@ struct NcclSpec {
   uint32_t channel_id = 0;
   uint64_t gpu_timer_ns = 0;
   uint64_t stream = 0;
+  uint32_t state = 0;  // kState records
+  uint64_t trans_size_bytes = 0;
+  uint32_t group_depth = 0;
 };
 struct NcclCommSpec {
   uint32_t comm_index = 1;
@@ -104,6 +108,25 @@ struct NcclCommSpec {
   uint32_t plugin_version = 5;
   uint64_t init_ts_ns = 0;
   uint32_t init_tid = 0;
+};
+
+// The range profiler's configuration of one context (metrics by key = label, unit "", scale 1).
+struct RangeConfigSpec {
+  uint32_t device_id = 0;
+  uint32_t context_id = 1;
+  uint32_t mode = 2;  // RangeMetricsMode: 1 NVTX, 2 kernel
+  std::vector<std::string> metrics;  // key (also the label and, prefixed "c.", the CUPTI name)
+};
+struct RangeResultSpec {
+  uint32_t device_id = 0;
+  uint32_t context_id = 1;
+  uint32_t mode = 2;
+  std::string range_name;
+  uint32_t range_index = 0;
+  uint64_t pass_id = 0;
+  uint64_t pass_start_ns = 0, pass_end_ns = 0;
+  uint32_t tid = 0;
+  std::vector<double> values;
 };
 
 class SyntheticStream {
@@ -132,6 +155,8 @@ class SyntheticStream {
   void GraphLaunch(uint64_t ts_ns, uint32_t correlation_id, uint32_t exec_id);
   void Nccl(const NcclSpec& e);
   void NcclComm(const NcclCommSpec& c);
+  void RangeConfig(const RangeConfigSpec& c);
+  void RangeResult(const RangeResultSpec& r);
   void EndChunk();
   // The end-of-stream chunk (omit it to simulate a killed process).
   void Close(const std::string& reason = "exit");

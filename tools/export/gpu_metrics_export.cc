@@ -10,6 +10,7 @@
 
 #include "tools/export/cuda_names.h"
 #include "tools/export/nsys_gpu_metrics.h"
+#include "tools/export/range_metrics_spill.h"
 
 namespace gt::exporter {
 namespace {
@@ -111,16 +112,6 @@ struct Device {
   std::string owner_rule;
 };
 
-struct RangeRow {
-  size_t stream;
-  uint32_t hw_id;
-  uint32_t pid;
-  int64_t global_pid;
-  std::optional<int64_t> global_tid;
-  schema::RangeMetricsResult result;
-  int64_t pass_start, pass_end;
-};
-
 class GpuMetricsExport : public ExportModule {
  public:
   const char* name() const override { return "gpu-metrics"; }
@@ -156,17 +147,24 @@ class GpuMetricsExport : public ExportModule {
       range_config_owner_[std::make_tuple(s.index, c.device_id(), c.context_id())] = {s.hw_id, s.pid, s.GlobalPid()};
     }
     for (const schema::RangeMetricsResult& r : chunk.range_metrics_results()) {
-      RangeRow row{s.index,
-                   s.hw_id,
-                   s.pid,
-                   s.GlobalPid(),
-                   std::nullopt,
-                   r,
-                   T(ctx, s, r.pass_start_ns()),
-                   T(ctx, s, r.pass_end_ns())};
+      // To the spill database, not memory: the rows are written at the export's end.
+      RangeRow row;
+      row.stream = s.index;
+      row.pid = s.pid;
+      row.global_pid = s.GlobalPid();
       if (r.tid() != 0)
         row.global_tid = s.GlobalTid(r.tid());
-      ranges_.push_back(std::move(row));
+      row.device_id = r.device_id();
+      row.context_id = r.context_id();
+      row.mode = static_cast<int32_t>(r.mode());
+      row.range_name = r.range_name();
+      row.range_index = r.range_index();
+      row.pass_id = r.pass_id();
+      row.pass_start_ns = T(ctx, s, r.pass_start_ns());
+      row.pass_end_ns = T(ctx, s, r.pass_end_ns());
+      row.values.assign(r.values().begin(), r.values().end());
+      if (!(st = ranges_.Add(ctx, row)).ok())
+        return st;
     }
     return Status::Ok();
   }
@@ -274,7 +272,7 @@ class GpuMetricsExport : public ExportModule {
   std::map<std::string, int64_t> custom_metric_ids_;
   std::map<std::tuple<size_t, uint32_t, uint32_t>, schema::RangeMetricsConfig> range_configs_;
   std::map<std::tuple<size_t, uint32_t, uint32_t>, std::tuple<uint32_t, uint32_t, int64_t>> range_config_owner_;
-  std::vector<RangeRow> ranges_;
+  RangeMetricsSpill ranges_;  // result rows, spilled as they are read
   std::string owner_rule_;
   uint64_t orphan_samples_ = 0;
   bool own_tables_ = false;
@@ -512,31 +510,55 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
   // kernel's name and times. Mapped only when the pass's launch count equals its range count (two
   // devices in kernel mode, or graph launches, make it ambiguous: left NULL). Without API rows:
   // the context's kernel rows starting inside the pass, in start order.
+  // Bounded memory: only the current pass's kernels are held (a pass's results are read together, so
+  // the rows of one pass follow each other; a pass met again is looked up again, with the same
+  // answer). The lookups read indexed copies in the spill database: the output tables have no index,
+  // and a scan per pass would cost passes x rows.
   struct Kernel {
     std::optional<int64_t> start, end, name;
     int64_t correlation = 0;
   };
-  using PassKey = std::tuple<int64_t, uint32_t, uint64_t>;  // (globalPid, context, pass)
-  std::map<PassKey, std::vector<Kernel>> pass_kernels;
-  std::map<PassKey, uint32_t> pass_ranges;  // ranges per kernel-mode pass
-  for (const RangeRow& row : ranges_) {
-    if (row.result.mode() == schema::RANGE_METRICS_MODE_KERNEL)
-      ++pass_ranges[std::make_tuple(row.global_pid, row.result.context_id(), row.result.pass_id())];
-  }
+  std::optional<std::tuple<int64_t, uint32_t, uint64_t>> pass_key;  // (gpid, ctx, pass) of pass_kernels
+  std::vector<Kernel> pass_kernels;
   bool have_kernels = ctx.HasTable("CUPTI_ACTIVITY_KIND_KERNEL");
   bool have_launches = ctx.HasTable("CUPTI_ACTIVITY_KIND_RUNTIME") && ctx.HasTable("StringIds");
   uint64_t untimed_kernels = 0;  // mapped to a launch whose kernel has no complete record
+  if (ranges_.kernel_rows() > 0) {
+    std::string sql = "CREATE TABLE gt_spill.kernel_pass_ranges AS SELECT globalPid, contextId, passId, count(*) AS n "
+                      "FROM gt_spill.range_rows WHERE mode = " +
+                      std::to_string(static_cast<int>(schema::RANGE_METRICS_MODE_KERNEL)) +
+                      " GROUP BY globalPid, contextId, passId;"
+                      "CREATE INDEX gt_spill.kernel_pass_ranges_key ON kernel_pass_ranges (globalPid, contextId, passId);";
+    if (have_kernels) {
+      sql +=
+          "CREATE TABLE gt_spill.range_kernels (globalPid INTEGER, contextId INTEGER, start INTEGER, "
+          "correlationId INTEGER, end INTEGER, demangledName INTEGER);"
+          "INSERT INTO gt_spill.range_kernels SELECT globalPid, contextId, start, correlationId, end, demangledName "
+          "FROM main.CUPTI_ACTIVITY_KIND_KERNEL;"
+          "CREATE INDEX gt_spill.range_kernels_start ON range_kernels (globalPid, contextId, start, correlationId);"
+          "CREATE INDEX gt_spill.range_kernels_corr ON range_kernels (globalPid, correlationId);";
+    }
+    if (have_launches) {
+      sql +=
+          "CREATE TABLE gt_spill.range_launches (globalPid INTEGER, start INTEGER, correlationId INTEGER);"
+          "INSERT INTO gt_spill.range_launches SELECT (r.globalTid / 16777216) * 16777216, r.start, r.correlationId "
+          "FROM main.CUPTI_ACTIVITY_KIND_RUNTIME r JOIN main.StringIds s ON s.id = r.nameId WHERE (s.value LIKE "
+          "'cudaLaunch%' OR s.value LIKE 'cuLaunch%') AND s.value LIKE '%Kernel%';"
+          "CREATE INDEX gt_spill.range_launches_start ON range_launches (globalPid, start, correlationId);";
+    }
+    if (!(st = ctx.db().Exec(sql)).ok())
+      return st;
+  }
   auto kernels_of_pass = [&](const RangeRow& row, std::vector<Kernel>* ks) -> Status {
     Status qs;
     if (have_launches) {
       Statement* q = ctx.db().Prepare(
-          "SELECT r.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE "
-          "r.globalTid >= ? AND r.globalTid < ? AND r.start >= ? AND r.start <= ? AND (s.value LIKE 'cudaLaunch%' "
-          "OR s.value LIKE 'cuLaunch%') AND s.value LIKE '%Kernel%' ORDER BY r.start, r.correlationId",
+          "SELECT correlationId FROM gt_spill.range_launches WHERE globalPid = ? AND start >= ? AND start <= ? "
+          "ORDER BY start, correlationId",
           &qs);
       if (q == nullptr)
         return qs;
-      q->Int(1, row.global_pid).Int(2, row.global_pid + 0x1000000).Int(3, row.pass_start).Int(4, row.pass_end);
+      q->Int(1, row.global_pid).Int(2, row.pass_start_ns).Int(3, row.pass_end_ns);
       while (q->Step()) {
         Kernel k;
         k.correlation = q->ColumnInt(0);
@@ -545,8 +567,7 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
       q->Reset();
       if (have_kernels) {
         Statement* kq = ctx.db().Prepare(
-            "SELECT start, end, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ? AND "
-            "correlationId = ?",
+            "SELECT start, end, demangledName FROM gt_spill.range_kernels WHERE globalPid = ? AND correlationId = ?",
             &qs);
         if (kq == nullptr)
           return qs;
@@ -565,12 +586,12 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
     if (!have_kernels)
       return Status::Ok();
     Statement* q = ctx.db().Prepare(
-        "SELECT start, end, correlationId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = ? AND "
+        "SELECT start, end, correlationId, demangledName FROM gt_spill.range_kernels WHERE globalPid = ? AND "
         "contextId = ? AND start >= ? AND start <= ? ORDER BY start, correlationId",
         &qs);
     if (q == nullptr)
       return qs;
-    q->Int(1, row.global_pid).Int(2, row.result.context_id()).Int(3, row.pass_start).Int(4, row.pass_end);
+    q->Int(1, row.global_pid).Int(2, row.context_id).Int(3, row.pass_start_ns).Int(4, row.pass_end_ns);
     while (q->Step()) {
       Kernel k;
       k.start = q->ColumnInt(0);
@@ -582,6 +603,18 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
     q->Reset();
     return Status::Ok();
   };
+  auto ranges_of_pass = [&](const RangeRow& row, int64_t* n) -> Status {
+    Status qs;
+    Statement* q = ctx.db().Prepare(
+        "SELECT n FROM gt_spill.kernel_pass_ranges WHERE globalPid = ? AND contextId = ? AND passId = ?", &qs);
+    if (q == nullptr)
+      return qs;
+    q->Int(1, row.global_pid).Int(2, row.context_id).Int(3, static_cast<int64_t>(row.pass_id));
+    *n = q->Step() ? q->ColumnInt(0) : 0;
+    q->Reset();
+    return Status::Ok();
+  };
+  bool have_devices = ctx.HasTable("TARGET_INFO_CUDA_DEVICE");
   Statement* ins = ctx.db().Prepare(
       "INSERT INTO GTRACE_RANGE_METRICS (globalPid, globalTid, gpuId, cudaId, contextId, mode, rangeName, rangeIndex, "
       "passId, passStart, passEnd, correlationId, kernelStart, kernelEnd, kernelName, metricName, cuptiName, value) "
@@ -589,57 +622,62 @@ Status GpuMetricsExport::WriteRanges(ExportContext& ctx,
       &st);
   if (ins == nullptr)
     return st;
-  for (const RangeRow& row : ranges_) {
-    const schema::RangeMetricsResult& r = row.result;
-    auto cfg_it = range_configs_.find(std::make_tuple(row.stream, r.device_id(), r.context_id()));
+  (void)gpu_ids;
+  st = ranges_.ForEach(ctx, [&](const RangeRow& row) -> Status {
+    Status st;
+    auto cfg_it = range_configs_.find(std::make_tuple(row.stream, row.device_id, row.context_id));
     if (cfg_it == range_configs_.end())
-      continue;
+      return Status::Ok();
     const schema::RangeMetricsConfig& cfg = cfg_it->second;
     std::optional<int64_t> gpu_id;
-    if (ctx.HasTable("TARGET_INFO_CUDA_DEVICE")) {
+    if (have_devices) {
       Statement* q = ctx.db().Prepare("SELECT gpuId FROM TARGET_INFO_CUDA_DEVICE WHERE pid = ? AND cudaId = ?", &st);
       if (q == nullptr)
         return st;
-      q->Int(1, row.pid).Int(2, r.device_id());
+      q->Int(1, row.pid).Int(2, row.device_id);
       if (q->Step())
         gpu_id = q->ColumnInt(0);
       q->Reset();
     }
-    (void)gpu_ids;
     std::optional<Kernel> kernel;
-    if (r.mode() == schema::RANGE_METRICS_MODE_KERNEL) {
-      auto key = std::make_tuple(row.global_pid, r.context_id(), r.pass_id());
-      auto it = pass_kernels.find(key);
-      if (it == pass_kernels.end()) {
-        std::vector<Kernel> ks;
-        if (!(st = kernels_of_pass(row, &ks)).ok())
+    if (row.mode == schema::RANGE_METRICS_MODE_KERNEL) {
+      auto key = std::make_tuple(row.global_pid, row.context_id, row.pass_id);
+      if (!pass_key || *pass_key != key) {
+        pass_kernels.clear();
+        if (!(st = kernels_of_pass(row, &pass_kernels)).ok())
           return st;
-        if (ks.size() != pass_ranges[key])
-          ks.clear();  // ambiguous: map nothing rather than the wrong kernels
-        it = pass_kernels.emplace(key, std::move(ks)).first;
+        int64_t ranges = 0;
+        if (!(st = ranges_of_pass(row, &ranges)).ok())
+          return st;
+        if (static_cast<int64_t>(pass_kernels.size()) != ranges)
+          pass_kernels.clear();  // ambiguous: map nothing rather than the wrong kernels
+        pass_key = key;
       }
-      if (r.range_index() < it->second.size()) {
-        kernel = it->second[r.range_index()];
+      if (row.range_index < pass_kernels.size()) {
+        kernel = pass_kernels[row.range_index];
         if (!kernel->start)
           ++untimed_kernels;
       }
     }
-    for (int k = 0; k < cfg.metrics_size() && k < r.values_size(); ++k) {
+    for (int k = 0; k < cfg.metrics_size() && k < static_cast<int>(row.values.size()); ++k) {
       const schema::GpuMetric& m = cfg.metrics(k);
-      ins->Int(1, row.global_pid).OptInt(2, row.global_tid).OptInt(3, gpu_id).Int(4, r.device_id());
-      ins->Int(5, r.context_id()).Text(6, r.mode() == schema::RANGE_METRICS_MODE_KERNEL ? "kernel" : "nvtx");
-      ins->Text(7, r.range_name()).Int(8, r.range_index()).Int(9, static_cast<int64_t>(r.pass_id()));
-      ins->Int(10, row.pass_start).Int(11, row.pass_end);
+      ins->Int(1, row.global_pid).OptInt(2, row.global_tid).OptInt(3, gpu_id).Int(4, row.device_id);
+      ins->Int(5, row.context_id).Text(6, row.mode == schema::RANGE_METRICS_MODE_KERNEL ? "kernel" : "nvtx");
+      ins->Text(7, row.range_name).Int(8, row.range_index).Int(9, static_cast<int64_t>(row.pass_id));
+      ins->Int(10, row.pass_start_ns).Int(11, row.pass_end_ns);
       if (kernel) {
         ins->Int(12, kernel->correlation).OptInt(13, kernel->start).OptInt(14, kernel->end).OptInt(15, kernel->name);
       } else {
         ins->Null(12).Null(13).Null(14).Null(15);
       }
-      ins->Text(16, MetricName(m)).Text(17, m.cupti_name()).Real(18, r.values(k));
+      ins->Text(16, MetricName(m)).Text(17, m.cupti_name()).Real(18, row.values[k]);
       if (!(st = ins->Run()).ok())
         return st;
     }
-  }
+    return Status::Ok();
+  });
+  if (!st.ok())
+    return st;
   if (untimed_kernels > 0) {
     ctx.Warn(std::to_string(untimed_kernels) +
              " kernel-mode ranges are mapped to their launch only (correlationId): CUPTI delivered the profiled "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 namespace gt::exporter {
 
@@ -55,40 +56,48 @@ int64_t GpuClockMap::BaseNs(uint64_t gpu_ns) const {
 }
 
 void GpuClockMap::Fit() {
+  FitStreamed([this](bool, const SampleFn& fn) {
+    for (const Sample& s : samples_) fn(static_cast<uint64_t>(s.gpu_ns), static_cast<uint64_t>(s.host_ns), s.upper);
+  });
+}
+
+void GpuClockMap::FitStreamed(const std::function<void(bool origin_pass, const SampleFn&)>& each) {
   windows_.clear();
   inconsistent_ = 0;
-  if (samples_.empty()) return;
-  struct Mapped {
-    int64_t base_ns;
-    int64_t bound_ns;
-    bool upper;
-    int64_t offset_ns;
-  };
-  std::vector<Mapped> mapped;
-  mapped.reserve(samples_.size());
-  for (const Sample& s : samples_) {
-    int64_t base = BaseNs(static_cast<uint64_t>(s.gpu_ns));
-    mapped.push_back({base, s.host_ns - base, s.upper, s.gpu_ns - base});
-  }
-  std::sort(mapped.begin(), mapped.end(), [](const Mapped& a, const Mapped& b) { return a.base_ns < b.base_ns; });
-  int64_t origin = mapped.front().base_ns;
-  for (const Mapped& m : mapped) {
-    int64_t index = (m.base_ns - origin) / kWindowNs;
-    if (windows_.empty() || (windows_.back().start_ns - origin) / kWindowNs != index) {
-      Window w;
-      w.start_ns = m.base_ns;
-      w.base_offset_ns = m.offset_ns;
-      windows_.push_back(w);
+  // Pass 1: the origin of the windows, the smallest base-mapped sample time.
+  std::optional<int64_t> origin;
+  each(true, [&](uint64_t gpu_ns, uint64_t, bool) {
+    int64_t base = BaseNs(gpu_ns);
+    if (!origin || base < *origin) origin = base;
+  });
+  if (!origin) return;
+  // Pass 2: each window's bounds, in window order. A window starts at its smallest base-mapped
+  // time, with that sample's offset (the first of equal ones: as a sort by time would give it).
+  std::map<int64_t, Window> by_index;
+  each(false, [&](uint64_t gpu_ns, uint64_t host_ns, bool upper) {
+    int64_t base = BaseNs(gpu_ns);
+    int64_t bound = static_cast<int64_t>(host_ns) - base;
+    int64_t offset = static_cast<int64_t>(gpu_ns) - base;
+    auto [it, fresh] = by_index.try_emplace((base - *origin) / kWindowNs);
+    Window& w = it->second;
+    if (fresh || base < w.start_ns) {
+      w.start_ns = base;
+      w.base_offset_ns = offset;
     }
-    Window& w = windows_.back();
-    w.end_ns = m.base_ns;
+    if (fresh || base > w.end_ns) w.end_ns = base;
     ++w.samples;
-    if (m.upper) {
-      w.upper_ns = w.upper_ns ? std::min(*w.upper_ns, m.bound_ns) : m.bound_ns;
+    if (upper) {
+      w.upper_ns = w.upper_ns ? std::min(*w.upper_ns, bound) : bound;
     } else {
-      w.lower_ns = w.lower_ns ? std::max(*w.lower_ns, m.bound_ns) : m.bound_ns;
+      w.lower_ns = w.lower_ns ? std::max(*w.lower_ns, bound) : bound;
     }
-  }
+  });
+  windows_.reserve(by_index.size());
+  for (auto& [index, w] : by_index) windows_.push_back(std::move(w));
+  ChooseCorrections();
+}
+
+void GpuClockMap::ChooseCorrections() {
   // The base holds for the whole stream when no bound contradicts it, at least one window confirms it
   // tightly, and no well-sampled window shows a consistent lag beyond kTrustBaseNs (an offset or a
   // drift); a sparse window with a slow observation is not evidence against it.

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,13 @@ class GpuClockMap {
   void AddLowerBound(uint64_t gpu_ns, uint64_t host_ns);
   // Computes the windows. Call after every Add*; ToStreamNs before Fit uses the base alone.
   void Fit();
+  // The same fit without holding the samples (the export spills them): `each(false, fn)` must call
+  // fn once per sample (gpu ns, host ns, upper bound?). It is run twice: first `each(true, fn)`,
+  // which only needs to give every distinct GPU time of the samples at least once (the windows
+  // start at the smallest base-mapped time; the host times are not used), then `each(false, fn)`.
+  // Memory: one entry per window.
+  using SampleFn = std::function<void(uint64_t gpu_ns, uint64_t host_ns, bool upper)>;
+  void FitStreamed(const std::function<void(bool origin_pass, const SampleFn&)>& each);
 
   // GPU timer -> stream clock ns (may be negative for nonsense input; callers clamp).
   int64_t ToStreamNs(uint64_t gpu_ns) const;
@@ -78,6 +86,7 @@ class GpuClockMap {
     bool upper;  // host_ns is an upper bound (else a lower bound)
   };
   int64_t OffsetFor(uint64_t gpu_ns) const;
+  void ChooseCorrections();
   int64_t CorrectionAt(int64_t base_ns) const;
 
   std::vector<Snapshot> snapshots_;  // sorted by realtime after Fit

@@ -9,6 +9,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace gt::exporter {
@@ -202,16 +203,17 @@ class NcclExport final : public ExportModule {
  public:
   const char* name() const override { return "nccl"; }
 
-  Status BeginStream(ExportContext&, StreamContext& s) override {
-    model_ = NcclStreamModel();
+  Status BeginStream(ExportContext& ctx, StreamContext& s) override {
     nccl_nvtx_domain_ = false;
     max_domain_id_ = 0;
+    Status st = model_.BeginStream(ctx);
+    if (!st.ok()) return st;
     const schema::ClockSnapshot& c = s.header.start_clock();
     model_.AddClockSnapshot(c.stream_clock_ns(), c.realtime_ns());
     return Status::Ok();
   }
 
-  Status OnChunk(ExportContext&, StreamContext& s, const schema::Chunk& chunk) override {
+  Status OnChunk(ExportContext& ctx, StreamContext& s, const schema::Chunk& chunk) override {
     if (chunk.has_clock()) model_.AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
     for (const schema::NvtxDomain& d : chunk.nvtx_domains()) {
       if (d.domain_id() > max_domain_id_) max_domain_id_ = d.domain_id();
@@ -220,25 +222,36 @@ class NcclExport final : public ExportModule {
     for (const schema::NvtxEvent& e : chunk.nvtx()) {
       if (e.domain_id() > max_domain_id_) max_domain_id_ = e.domain_id();
     }
-    if (chunk.nvtx_size() > 0 || chunk.nvtx_domains_size() > 0) model_.AddNvtx(chunk);
+    Status st;
+    if (chunk.nvtx_size() > 0 || chunk.nvtx_domains_size() > 0) {
+      if (!(st = model_.AddNvtx(ctx, chunk)).ok()) return st;
+    }
     if (chunk.nccl_size() == 0 && chunk.nccl_comms_size() == 0 && chunk.nccl_pools_size() == 0) return Status::Ok();
-    model_.AddChunk(chunk, [&s](uint64_t id) { return s.Text(id); });
-    return Status::Ok();
+    return model_.AddChunk(ctx, chunk, [&s](uint64_t id) { return s.Text(id); });
   }
 
   Status EndStream(ExportContext& ctx, StreamContext& s) override {
+    Status st = WriteStream(ctx, s);
+    if (!st.ok()) return st;
+    return model_.Clear(ctx);
+  }
+
+ private:
+  Status WriteStream(ExportContext& ctx, StreamContext& s) {
     if (model_.empty()) return Status::Ok();
-    model_.Finish();
     Status st;
+    if (!(st = model_.Finish(ctx)).ok()) return st;
     if (!(st = CreateTables(ctx)).ok()) return st;
     if (!(st = WriteComms(ctx, s)).ok()) return st;
     if (!(st = WriteEvents(ctx, s)).ok()) return st;
-    if (!(st = WriteOperations(ctx, s)).ok()) return st;
-    if (!(st = WriteClockAndPools(ctx, s)).ok()) return st;
-    if (!nccl_nvtx_domain_) {
-      uint64_t ranges = 0;
-      if (!(st = WriteNcclNvtxRanges(ctx, s, model_, max_domain_id_ + 1, &ranges)).ok()) return st;
+    {
+      // NCCL's API calls as NVTX ranges when the stream has none of its own: in the same pass over
+      // the operations (other tables than the ones below; each table's rows in the same order).
+      std::optional<NcclNvtxWriter> nvtx;
+      if (!nccl_nvtx_domain_) nvtx.emplace(ctx, s, model_.comms(), max_domain_id_ + 1);
+      if (!(st = WriteOperations(ctx, s, nvtx ? &*nvtx : nullptr)).ok()) return st;
     }
+    if (!(st = WriteClockAndPools(ctx, s)).ok()) return st;
     if (model_.orphan_records() > 0) {
       ctx.Warn(s.path + ": " + std::to_string(model_.orphan_records()) +
                " NCCL stop/state records had no start (dropped); skipped");
@@ -254,7 +267,6 @@ class NcclExport final : public ExportModule {
     return Status::Ok();
   }
 
- private:
   Status CreateTables(ExportContext& ctx) {
     if (tables_created_) return Status::Ok();
     for (const char* ddl : kDdl) {
@@ -311,8 +323,7 @@ class NcclExport final : public ExportModule {
                                "stateName, transSize, appendedProxyOps) VALUES (?,?,?,?,?,?,?,?)",
                                &st);
     if (state == nullptr) return st;
-    for (uint64_t id : model_.order()) {
-      const NcclEvent& e = *model_.Find(id);
+    auto on_event = [&](const NcclEvent& e) -> Status {
       const schema::NcclEvent& d = e.start;
       uint32_t t = e.type;
       ins->Int(1, s.GlobalPid()).Int(2, static_cast<int64_t>(e.id)).Text(3, TypeName(t));
@@ -354,16 +365,17 @@ class NcclExport final : public ExportModule {
       if (t == schema::NCCL_EVENT_TYPE_PROXY_STEP) ins->Int(34, d.step());
       std::string detail = Detail(e);
       if (!detail.empty()) ins->Text(35, detail);
-      if (!(st = ins->Run()).ok()) return st;
-      for (const NcclEvent::State& x : e.states) {
-        state->Int(1, s.GlobalPid()).Int(2, static_cast<int64_t>(e.id)).Int(3, T(ctx, s, x.ts_ns));
-        state->Int(4, s.GlobalTid(x.tid)).Int(5, x.state).Text(6, StateName(x.state));
-        if (t == schema::NCCL_EVENT_TYPE_PROXY_STEP) state->Int(7, static_cast<int64_t>(x.trans_size_bytes));
-        if (t == schema::NCCL_EVENT_TYPE_PROXY_CTRL) state->Int(8, x.appended_proxy_ops);
-        if (!(st = state->Run()).ok()) return st;
-      }
-    }
-    return Status::Ok();
+      return ins->Run();
+    };
+    auto on_state = [&](const NcclEvent& e, const NcclEvent::State& x) -> Status {
+      uint32_t t = e.type;
+      state->Int(1, s.GlobalPid()).Int(2, static_cast<int64_t>(e.id)).Int(3, T(ctx, s, x.ts_ns));
+      state->Int(4, s.GlobalTid(x.tid)).Int(5, x.state).Text(6, StateName(x.state));
+      if (t == schema::NCCL_EVENT_TYPE_PROXY_STEP) state->Int(7, static_cast<int64_t>(x.trans_size_bytes));
+      if (t == schema::NCCL_EVENT_TYPE_PROXY_CTRL) state->Int(8, x.appended_proxy_ops);
+      return state->Run();
+    };
+    return model_.ForEachEvent(ctx, on_event, on_state);
   }
 
   static std::string Detail(const NcclEvent& e) {
@@ -396,7 +408,7 @@ class NcclExport final : public ExportModule {
     return out;
   }
 
-  Status WriteOperations(ExportContext& ctx, StreamContext& s) {
+  Status WriteOperations(ExportContext& ctx, StreamContext& s, NcclNvtxWriter* nvtx) {
     Status st;
     Statement* ins = Prepare(
         ctx,
@@ -406,7 +418,8 @@ class NcclExport final : public ExportModule {
         "sendBytes, recvBytes, redOp) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         &st);
     if (ins == nullptr) return st;
-    for (const NcclOperation& o : model_.operations()) {
+    st = model_.ForEachOperation(ctx, [&](const NcclOperation& o) -> Status {
+      Status st;
       const NcclEvent& e = *o.op;
       const schema::NcclEvent& d = e.start;
       ins->Int(1, s.GlobalPid()).Int(2, static_cast<int64_t>(e.id)).Text(3, TypeName(e.type)).Text(4, o.func);
@@ -437,8 +450,13 @@ class NcclExport final : public ExportModule {
       if (o.recv_bytes) ins->Int(32, static_cast<int64_t>(*o.recv_bytes));
       if (o.red_op) ins->Text(33, RedOpName(*o.red_op));
       if (!(st = ins->Run()).ok()) return st;
-    }
-    return Status::Ok();
+      return nvtx != nullptr ? nvtx->Operation(o) : Status::Ok();
+    });
+    if (!st.ok() || nvtx == nullptr) return st;
+    // ncclGroupEnd of explicit groups (GroupApi depth > 1): from its start (state 24) to the stop.
+    return model_.ForEachGroupEnd(ctx, [nvtx](uint64_t start_ns, uint32_t tid, uint64_t stop_ns) {
+      return nvtx->GroupEnd(start_ns, tid, stop_ns);
+    });
   }
 
   Status WriteClockAndPools(ExportContext& ctx, StreamContext& s) {
@@ -470,7 +488,7 @@ class NcclExport final : public ExportModule {
     return Status::Ok();
   }
 
-  NcclStreamModel model_;
+  NcclSpillModel model_;  // the current stream's events (open ones in memory, the rest spilled)
   bool nccl_nvtx_domain_ = false;
   uint32_t max_domain_id_ = 0;
   bool tables_created_ = false;

@@ -4,11 +4,13 @@
 // tables, their columns and how the two NCCL views relate.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string_view>
 
 #include "tools/export/export_context.h"
-#include "tools/export/nccl_model.h"
+#include "tools/export/nccl_spill_model.h"
 
 namespace gt::exporter {
 
@@ -24,9 +26,30 @@ inline constexpr std::string_view kNcclPoolsTable = "GTRACE_NCCL_POOLS";
 
 // Writes NCCL's API calls of one stream as NVTX ranges (domain "NCCL", eventType 59, names in
 // StringIds, payload blobs in binaryData) plus the domain row and NVTX_PAYLOAD_SCHEMAS / _ENTRIES
-// rows, for a stream without NCCL NVTX ranges of its own. `domain_id` is a domain id unused in the
-// stream. (nccl_nvtx.cc)
-Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, const NcclStreamModel& model, uint32_t domain_id,
-                           uint64_t* ranges_written);
+// rows, for a stream without NCCL NVTX ranges of its own: Operation for each operation in order
+// (NcclSpillModel::ForEachOperation), then GroupEnd for each explicit group's ncclGroupEnd.
+// `domain_id` is a domain id unused in the stream. (nccl_nvtx.cc; the export's thread, one stream.)
+class NcclNvtxWriter {
+ public:
+  NcclNvtxWriter(ExportContext& ctx, StreamContext& s, const std::map<uint32_t, NcclComm>& comms, uint32_t domain_id);
+  NcclNvtxWriter(const NcclNvtxWriter&) = delete;
+  NcclNvtxWriter& operator=(const NcclNvtxWriter&) = delete;
+
+  Status Operation(const NcclOperation& o);
+  Status GroupEnd(uint64_t start_ns, uint32_t tid, uint64_t stop_ns);
+  uint64_t ranges() const { return ranges_; }
+
+ private:
+  Status WriteDomain();
+  Status Range(uint64_t start, uint64_t end, uint32_t tid, const std::string& name, const std::string* blob);
+
+  ExportContext& ctx_;
+  StreamContext& s_;
+  const std::map<uint32_t, NcclComm>& comms_;
+  uint32_t domain_id_;
+  bool domain_written_ = false;
+  std::set<uint64_t> schemas_written_;
+  uint64_t ranges_ = 0;
+};
 
 }  // namespace gt::exporter

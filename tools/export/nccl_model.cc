@@ -86,6 +86,24 @@ void NcclStreamModel::AddNvtx(const schema::Chunk& chunk) {
   }
 }
 
+void DeriveOperation(NcclOperation* out) {
+  NcclOperation& o = *out;
+  const NcclEvent& ev = *o.op;
+  o.func = ev.func;
+  o.count = o.api != nullptr ? o.api->start.count() : ev.start.count();
+  o.datatype = o.api != nullptr ? o.api->datatype : ev.datatype;
+  o.type_size_bytes = NcclTypeSizeBytes(o.datatype);
+  if (o.type_size_bytes != 0) o.message_bytes = o.count * o.type_size_bytes;
+  if (ev.type == schema::NCCL_EVENT_TYPE_P2P) o.peer = ev.start.peer();
+  uint64_t multiplier = 0;
+  int64_t num = 0, den = 0;
+  int32_t n_ranks = o.comm != nullptr ? o.comm->info.n_ranks() : 0;
+  if (o.message_bytes && NcclTestsFactors(o.func, n_ranks, &multiplier, &num, &den)) {
+    o.alg_bytes = *o.message_bytes * multiplier;
+  }
+  if (o.message_bytes) NcclBufferBytes(o.func, *o.message_bytes, n_ranks, &o.send_bytes, &o.recv_bytes);
+}
+
 std::string NcclApiName(const std::string& func) { return func.empty() ? std::string() : "nccl" + func; }
 
 NcclEvent* NcclStreamModel::Get(uint64_t id) {
@@ -188,19 +206,7 @@ void NcclStreamModel::Finish() {
         (parent->type == schema::NCCL_EVENT_TYPE_COLL_API || parent->type == schema::NCCL_EVENT_TYPE_P2P_API)) {
       o.api = parent;
     }
-    o.func = ev.func;
-    o.count = o.api != nullptr ? o.api->start.count() : ev.start.count();
-    o.datatype = o.api != nullptr ? o.api->datatype : ev.datatype;
-    o.type_size_bytes = NcclTypeSizeBytes(o.datatype);
-    if (o.type_size_bytes != 0) o.message_bytes = o.count * o.type_size_bytes;
-    if (ev.type == schema::NCCL_EVENT_TYPE_P2P) o.peer = ev.start.peer();
-    uint64_t multiplier = 0;
-    int64_t num = 0, den = 0;
-    int32_t n_ranks = o.comm != nullptr ? o.comm->info.n_ranks() : 0;
-    if (o.message_bytes && NcclTestsFactors(o.func, n_ranks, &multiplier, &num, &den)) {
-      o.alg_bytes = *o.message_bytes * multiplier;
-    }
-    if (o.message_bytes) NcclBufferBytes(o.func, *o.message_bytes, n_ranks, &o.send_bytes, &o.recv_bytes);
+    DeriveOperation(&o);
     // The reduction operation: NCCL's NVTX push for this API call (same thread, the last one of the
     // function's schema before the CollApi start).
     uint64_t schema = o.func == "AllReduce" ? 5 : o.func == "ReduceScatter" ? 7 : o.func == "Reduce" ? 8 : 0;

@@ -144,6 +144,8 @@ bool NcclTestsFactors(const std::string& func, int32_t n_ranks, uint64_t* size_m
 // Send and receive buffer sizes of an operation of `message_bytes` (count x type size) on `n_ranks`.
 void NcclBufferBytes(const std::string& func, uint64_t message_bytes, int32_t n_ranks, std::optional<uint64_t>* send,
                      std::optional<uint64_t>* recv);
+// Fills the derived fields of an operation (func .. recv_bytes, peer) from its op, api and comm.
+void DeriveOperation(NcclOperation* o);
 // "AllReduce" -> "ncclAllReduce" (NCCL's API and NVTX range name).
 std::string NcclApiName(const std::string& func);
 

@@ -87,86 +87,79 @@ Status WriteSchema(ExportContext& ctx, uint32_t domain_id, const SchemaDef& d) {
 
 }  // namespace
 
-Status WriteNcclNvtxRanges(ExportContext& ctx, StreamContext& s, const NcclStreamModel& model, uint32_t domain_id,
-                           uint64_t* ranges_written) {
-  *ranges_written = 0;
+NcclNvtxWriter::NcclNvtxWriter(ExportContext& ctx, StreamContext& s, const std::map<uint32_t, NcclComm>& comms,
+                               uint32_t domain_id)
+    : ctx_(ctx), s_(s), comms_(comms), domain_id_(domain_id) {}
+
+Status NcclNvtxWriter::WriteDomain() {
+  if (domain_written_) return Status::Ok();
+  domain_written_ = true;
+  // Announced when the first communicator was created (NCCL creates its domain in ncclCommInit*).
+  const NcclComm* first = nullptr;
+  for (const auto& [index, c] : comms_) {
+    if (first == nullptr || c.info.init_ts_ns() < first->info.init_ts_ns()) first = &c;
+  }
   Status st;
-  constexpr char kInsert[] =
-      "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId, binaryData) "
-      "VALUES (?,?,?,?,?,?,?)";
-  std::set<uint64_t> schemas_written;
-  bool domain_written = false;
-  auto write_domain = [&]() -> Status {
-    if (domain_written) return Status::Ok();
-    domain_written = true;
-    // Announced when the first communicator was created (NCCL creates its domain in ncclCommInit*).
-    const NcclComm* first = nullptr;
-    for (const auto& [index, c] : model.comms()) {
-      if (first == nullptr || c.info.init_ts_ns() < first->info.init_ts_ns()) first = &c;
+  Statement* ins = ctx_.Insert("NVTX_EVENTS",
+                               "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?,?,?,?,?)",
+                               &st);
+  if (ins == nullptr) return st;
+  uint64_t ts = first != nullptr ? first->info.init_ts_ns() : 0;
+  uint32_t tid = first != nullptr ? first->info.init_tid() : s_.pid;
+  int64_t t = s_.ToSessionNs(ts);
+  ctx_.NoteTime(t);
+  return ins->Int(1, t).Int(2, 75).Text(3, "NCCL").Int(4, s_.GlobalTid(tid)).Int(5, domain_id_).Run();
+}
+
+Status NcclNvtxWriter::Range(uint64_t start, uint64_t end, uint32_t tid, const std::string& name,
+                             const std::string* blob) {
+  Status st;
+  if (!(st = WriteDomain()).ok()) return st;
+  int64_t text_id = 0;
+  if (!(st = ctx_.StringId(name, &text_id)).ok()) return st;
+  Statement* ins = ctx_.Insert("NVTX_EVENTS",
+                               "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId, binaryData) "
+                               "VALUES (?,?,?,?,?,?,?)",
+                               &st);
+  if (ins == nullptr) return st;
+  int64_t a = s_.ToSessionNs(start), b = s_.ToSessionNs(end);
+  ctx_.NoteTime(b);
+  ins->Int(1, a).Int(2, b).Int(3, 59).Int(4, s_.GlobalTid(tid)).Int(5, text_id).Int(6, domain_id_);
+  if (blob != nullptr) ins->Blob(7, blob->data(), blob->size());
+  ++ranges_;
+  return ins->Run();
+}
+
+Status NcclNvtxWriter::Operation(const NcclOperation& o) {
+  const NcclEvent* interval = o.api != nullptr ? o.api : o.op;
+  if (!interval->start_ns || !interval->stop_ns || o.func.empty()) return Status::Ok();
+  Status st;
+  const SchemaDef* def = FindSchema(o.func);
+  std::string blob;
+  if (def != nullptr && o.message_bytes) {
+    if (schemas_written_.insert(def->sid).second) {
+      if (!(st = WriteSchema(ctx_, domain_id_, *def)).ok()) return st;
     }
-    Statement* ins = ctx.Insert("NVTX_EVENTS",
-                                "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?,?,?,?,?)",
-                                &st);
-    if (ins == nullptr) return st;
-    uint64_t ts = first != nullptr ? first->info.init_ts_ns() : 0;
-    uint32_t tid = first != nullptr ? first->info.init_tid() : s.pid;
-    int64_t t = s.ToSessionNs(ts);
-    ctx.NoteTime(t);
-    return ins->Int(1, t).Int(2, 75).Text(3, "NCCL").Int(4, s.GlobalTid(tid)).Int(5, domain_id).Run();
-  };
-  auto range = [&](uint64_t start, uint64_t end, uint32_t tid, const std::string& name, const std::string* blob) {
-    if (!(st = write_domain()).ok()) return st;
-    int64_t text_id = 0;
-    if (!(st = ctx.StringId(name, &text_id)).ok()) return st;
-    Statement* ins = ctx.Insert("NVTX_EVENTS", kInsert, &st);
-    if (ins == nullptr) return st;
-    int64_t a = s.ToSessionNs(start), b = s.ToSessionNs(end);
-    ctx.NoteTime(b);
-    ins->Int(1, a).Int(2, b).Int(3, 59).Int(4, s.GlobalTid(tid)).Int(5, text_id).Int(6, domain_id);
-    if (blob != nullptr) ins->Blob(7, blob->data(), blob->size());
-    ++*ranges_written;
-    return ins->Run();
-  };
-  for (const NcclOperation& o : model.operations()) {
-    const NcclEvent* interval = o.api != nullptr ? o.api : o.op;
-    if (!interval->start_ns || !interval->stop_ns || o.func.empty()) continue;
-    const SchemaDef* def = FindSchema(o.func);
-    std::string blob;
-    if (def != nullptr && o.message_bytes) {
-      if (schemas_written.insert(def->sid).second) {
-        if (!(st = WriteSchema(ctx, domain_id, *def)).ok()) return st;
-      }
-      uint64_t size = def->third != nullptr ? 24 : 16;
-      PutU64(&blob, domain_id);
-      PutU64(&blob, kSchemaBase + def->sid);
-      PutU64(&blob, size);
-      PutU64(&blob, 32);
-      PutU64(&blob, o.comm != nullptr ? o.comm->info.comm_hash() : 0);
-      PutU64(&blob, *o.message_bytes);
-      if (def->third != nullptr) {
-        int32_t third = std::strcmp(def->third, "Root") == 0 ? o.op->start.root() : o.peer;
-        int32_t pad = 0;
-        blob.append(reinterpret_cast<const char*>(&third), 4);
-        blob.append(reinterpret_cast<const char*>(&pad), 4);
-      }
-    }
-    if (!(st = range(*interval->start_ns, *interval->stop_ns, interval->start_tid, NcclApiName(o.func),
-                     blob.empty() ? nullptr : &blob))
-             .ok()) {
-      return st;
+    uint64_t size = def->third != nullptr ? 24 : 16;
+    PutU64(&blob, domain_id_);
+    PutU64(&blob, kSchemaBase + def->sid);
+    PutU64(&blob, size);
+    PutU64(&blob, 32);
+    PutU64(&blob, o.comm != nullptr ? o.comm->info.comm_hash() : 0);
+    PutU64(&blob, *o.message_bytes);
+    if (def->third != nullptr) {
+      int32_t third = std::strcmp(def->third, "Root") == 0 ? o.op->start.root() : o.peer;
+      int32_t pad = 0;
+      blob.append(reinterpret_cast<const char*>(&third), 4);
+      blob.append(reinterpret_cast<const char*>(&pad), 4);
     }
   }
-  // ncclGroupEnd of explicit groups (GroupApi depth > 1): from its start (state 24) to the stop.
-  for (uint64_t id : model.order()) {
-    const NcclEvent* e = model.Find(id);
-    if (e->type != schema::NCCL_EVENT_TYPE_GROUP_API || e->start.group_depth() < 2 || !e->stop_ns) continue;
-    for (const NcclEvent::State& x : e->states) {
-      if (x.state != 24) continue;
-      if (!(st = range(x.ts_ns, *e->stop_ns, x.tid, "ncclGroupEnd", nullptr)).ok()) return st;
-      break;
-    }
-  }
-  return Status::Ok();
+  return Range(*interval->start_ns, *interval->stop_ns, interval->start_tid, NcclApiName(o.func),
+               blob.empty() ? nullptr : &blob);
+}
+
+Status NcclNvtxWriter::GroupEnd(uint64_t start_ns, uint32_t tid, uint64_t stop_ns) {
+  return Range(start_ns, stop_ns, tid, "ncclGroupEnd", nullptr);
 }
 
 }  // namespace gt::exporter

@@ -39,6 +39,14 @@ class Statement {
   bool Step();
   int64_t ColumnInt(int i) const { return sqlite3_column_int64(stmt_, i); }
   std::string ColumnText(int i) const;
+  bool ColumnIsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  // The bytes of a BLOB column of the current row (valid until the next Step or Reset).
+  std::string_view ColumnBlob(int i) const {
+    const void* data = sqlite3_column_blob(stmt_, i);
+    return data == nullptr ? std::string_view()
+                           : std::string_view(static_cast<const char*>(data),
+                                              static_cast<size_t>(sqlite3_column_bytes(stmt_, i)));
+  }
   void Reset();
 
  private:

@@ -1,0 +1,257 @@
+// NCCL plugin events of a long stream, exported through the spill database
+// (tools/export/nccl_spill_model.h), against the in-memory model they replaced (NcclStreamModel,
+// still used by the clock-alignment scan): every event row, state row, operation row and GPU-clock
+// window the same, in the same order. The stream has what makes the spill model apply records at the
+// end: states read after their event's stop (another thread's chunk), a second stop, stops of ids
+// never started (orphans), a stop read before its start, events never stopped; and a GPU timer that
+// lags the base mapping in the second half (per-window corrections).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "inject/nccl/nccl_fields.h"
+#include "tests/common/synthetic_stream.h"
+#include "tests/common/test_util.h"
+#include "tools/export/exporter.h"
+#include "tools/export/nccl_model.h"
+#include "tools/stream/stream_reader.h"
+
+namespace gt {
+namespace {
+
+constexpr uint32_t kPid = 6161;
+constexpr uint64_t kMono0 = 1000000000;
+constexpr uint64_t kReal0 = 1700000000000000000;
+constexpr int kOps = 20000;
+constexpr int kBlock = 100;  // operations per chunk
+namespace k = nccl::field::kind;
+
+uint64_t T0(int op) {
+  return kMono0 + 1000 + static_cast<uint64_t>(op) * 100000;
+}
+uint64_t Gpu(int op, uint64_t host_ns) {  // the GPU timer of a host time: lags 200 us in the second half
+  return kReal0 + (host_ns - kMono0) - (op >= kOps / 2 ? 200000 : 0) + static_cast<uint64_t>(op % 7) * 10;
+}
+uint64_t Id(int op, int which) {
+  return static_cast<uint64_t>(op) * 10 + static_cast<uint64_t>(which);
+}
+enum { kApi = 1, kColl = 2, kCh1 = 3, kCh2 = 4, kProxy = 5 };
+
+test::NcclSpec Ev(uint32_t kind, uint64_t ts, uint64_t id, uint32_t type = 0, uint64_t parent = 0) {
+  test::NcclSpec e;
+  e.kind = kind;
+  e.ts_ns = ts;
+  e.event_id = id;
+  e.type = type;
+  e.parent_id = parent;
+  e.comm_index = kind == k::kStart ? 1 : 0;
+  return e;
+}
+
+void AppThread(test::SyntheticStream& s, int block) {
+  s.BeginChunk(1, kPid + 1, T0(block * kBlock));
+  for (int op = block * kBlock; op < (block + 1) * kBlock; ++op) {
+    const uint64_t t = T0(op);
+    test::NcclSpec api = Ev(k::kStart, t, Id(op, kApi), schema::NCCL_EVENT_TYPE_COLL_API);
+    api.func = "AllReduce";
+    api.datatype = "ncclFloat32";
+    api.count = 1024 + static_cast<uint64_t>(op % 5);
+    s.Nccl(api);
+    test::NcclSpec coll = Ev(k::kStart, t + 100, Id(op, kColl), schema::NCCL_EVENT_TYPE_COLL, Id(op, kApi));
+    coll.func = "AllReduce";
+    coll.datatype = "ncclFloat32";
+    coll.algo = "RING";
+    coll.proto = "SIMPLE";
+    coll.count = api.count;
+    coll.seq_number = static_cast<uint64_t>(op);
+    coll.n_channels = 2;
+    s.Nccl(coll);
+    s.Nccl(Ev(k::kStop, t + 200, Id(op, kColl)));
+    s.Nccl(Ev(k::kStop, t + 300, Id(op, kApi)));
+    if (op % 500 == 0) {  // read before its start: an orphan, and the channel stays open
+      test::NcclSpec stop = Ev(k::kStop, t + 5000, Id(op, kCh2));
+      stop.gpu_timer_ns = Gpu(op, t + 3500);
+      s.Nccl(stop);
+    }
+    if (op % 333 == 0)
+      s.Nccl(Ev(k::kStop, t + 400, 900000000 + static_cast<uint64_t>(op)));  // never started
+  }
+  s.EndChunk();
+}
+
+void ProxyThread(test::SyntheticStream& s, int block) {
+  s.BeginChunk(2, kPid + 2, T0(block * kBlock));
+  for (int op = block * kBlock; op < (block + 1) * kBlock; ++op) {
+    const uint64_t t = T0(op);
+    for (int ch = 0; ch < 2; ++ch) {
+      const uint64_t id = Id(op, ch == 0 ? kCh1 : kCh2);
+      test::NcclSpec start =
+          Ev(k::kStart, t + 2000 + static_cast<uint64_t>(ch), id, schema::NCCL_EVENT_TYPE_KERNEL_CH, Id(op, kColl));
+      start.channel_id = static_cast<uint32_t>(ch);
+      start.gpu_timer_ns = Gpu(op, t + 1000 + static_cast<uint64_t>(ch) * 10);
+      s.Nccl(start);
+      if (ch == 1 && op % 500 == 0)
+        continue;  // its stop came first
+      test::NcclSpec stop = Ev(k::kStop, t + 5000, id);
+      stop.gpu_timer_ns = Gpu(op, t + 3500 + static_cast<uint64_t>(ch) * 7);
+      s.Nccl(stop);
+    }
+    s.Nccl(Ev(k::kStart, t + 1500, Id(op, kProxy), schema::NCCL_EVENT_TYPE_PROXY_OP, Id(op, kColl)));
+    for (int i = 0; i < 2; ++i) {
+      test::NcclSpec st = Ev(k::kState, t + 1600 + static_cast<uint64_t>(i) * 100, Id(op, kProxy));
+      st.state = 19;
+      s.Nccl(st);
+    }
+    if (op % 250 != 0)
+      s.Nccl(Ev(k::kStop, t + 6000 + static_cast<uint64_t>(op % 3), Id(op, kProxy)));
+  }
+  s.EndChunk();
+}
+
+// Records of block `block` read after the next block: states after the stop, a second stop.
+void LateThread(test::SyntheticStream& s, int block) {
+  s.BeginChunk(3, kPid + 3, T0(block * kBlock));
+  for (int op = block * kBlock; op < (block + 1) * kBlock; ++op) {
+    if (op % 100 == 0) {
+      test::NcclSpec st = Ev(k::kState, T0(op) + 7000, Id(op, kProxy));
+      st.state = 20;
+      s.Nccl(st);
+    }
+    if (op % 700 == 0)
+      s.Nccl(Ev(k::kStop, T0(op) + 250, Id(op, kColl)));
+  }
+  s.EndChunk();
+}
+
+void WriteStream(const std::string& path) {
+  test::SyntheticStream s(kPid, kMono0, kReal0);
+  s.BeginChunk(1, kPid, kMono0);
+  test::NcclCommSpec c;
+  c.comm_hash = 0xfeedULL;
+  c.n_ranks = 4;
+  c.init_ts_ns = kMono0 + 10;
+  c.init_tid = kPid + 1;
+  s.NcclComm(c);
+  s.EndChunk();
+  const int blocks = kOps / kBlock;
+  for (int b = 0; b < blocks; ++b) {
+    if (b % 10 == 0) {
+      s.BeginChunk(4, kPid, T0(b * kBlock));
+      s.ClockSnapshot(T0(b * kBlock), kReal0 + (T0(b * kBlock) - kMono0));
+      s.EndChunk();
+    }
+    AppThread(s, b);
+    ProxyThread(s, b);
+    if (b > 0)
+      LateThread(s, b - 1);
+  }
+  LateThread(s, blocks - 1);
+  s.Close();
+  s.WriteTo(path);
+}
+
+std::string Opt(const std::optional<int64_t>& v) {
+  return v ? std::to_string(*v) : "NULL";
+}
+
+TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
+  test::TempDir dir;
+  const std::string stream = dir.File("nccl.gtrace");
+  WriteStream(stream);
+
+  // The reference: every event in memory (NcclStreamModel), as the export held them before.
+  exporter::NcclStreamModel model;
+  {
+    stream::StreamReader reader;
+    ASSERT_TRUE(reader.Open(stream).ok());
+    const schema::ClockSnapshot& start = reader.header().start_clock();
+    model.AddClockSnapshot(start.stream_clock_ns(), start.realtime_ns());
+    std::unordered_map<uint64_t, std::string> strings;
+    auto text = [&strings](uint64_t id) -> std::string_view {
+      auto it = strings.find(id);
+      return it != strings.end() ? std::string_view(it->second) : std::string_view();
+    };
+    schema::Chunk chunk;
+    bool has = true;
+    while (reader.Next(&chunk, &has).ok() && has) {
+      for (const schema::InternedString& s : chunk.strings())
+        strings[s.id()] = s.text();
+      if (chunk.has_clock())
+        model.AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
+      model.AddNvtx(chunk);
+      model.AddChunk(chunk, text);
+    }
+    model.Finish();
+  }
+  ASSERT_EQ(model.order().size(), static_cast<size_t>(kOps) * 5);
+  ASSERT_EQ(model.orphan_records(), static_cast<uint64_t>(kOps / 500 + (kOps - 1) / 333 + 1));
+  ASSERT_EQ(model.open_events(), static_cast<uint64_t>(kOps / 500 + kOps / 250));
+  ASSERT_GE(model.clock().windows().size(), 2u);
+
+  exporter::ExportOptions o;
+  o.inputs = {stream};
+  o.output = dir.File("nccl.sqlite");
+  exporter::ExportResult result;
+  const Status st = exporter::ExportSqlite(o, &result);
+  ASSERT_TRUE(st.ok()) << st.message();
+  const std::string orphan_warning = stream + ": " + std::to_string(model.orphan_records()) +
+                                     " NCCL stop/state records had no start (dropped); skipped";
+  int found = 0;
+  for (const std::string& w : result.warnings)
+    found += w == orphan_warning ? 1 : 0;
+  EXPECT_EQ(found, 1);
+
+  test::Db db(o.output);
+  ASSERT_TRUE(db.ok());
+  // Session time = stream time + a constant: read it off the first event.
+  const std::optional<int64_t> first_start = db.Int("SELECT start FROM GTRACE_NCCL_EVENTS ORDER BY rowid LIMIT 1");
+  ASSERT_TRUE(first_start.has_value());
+  const int64_t offset = *first_start - static_cast<int64_t>(*model.Find(model.order()[0])->start_ns);
+  auto t = [offset](const std::optional<uint64_t>& ns) {
+    return ns ? std::to_string(static_cast<int64_t>(*ns) + offset) : std::string("NULL");
+  };
+  auto tg = [offset](const std::optional<int64_t>& ns) {
+    return ns ? std::to_string((*ns < 0 ? 0 : *ns) + offset) : std::string("NULL");
+  };
+
+  std::vector<std::string> events, states;
+  for (uint64_t id : model.order()) {
+    const exporter::NcclEvent& e = *model.Find(id);
+    events.push_back(std::to_string(e.id) + "|" + t(e.start_ns) + "|" + t(e.stop_ns) + "|" + tg(e.gpu_start_ns) + "|" +
+                     tg(e.gpu_stop_ns));
+    for (const exporter::NcclEvent::State& x : e.states) {
+      states.push_back(std::to_string(e.id) + "|" + t(x.ts_ns) + "|" + std::to_string(x.state));
+    }
+  }
+  EXPECT_EQ(db.Rows("SELECT eventId, start, end, gpuStart, gpuEnd FROM GTRACE_NCCL_EVENTS ORDER BY rowid"), events);
+  EXPECT_EQ(db.Rows("SELECT eventId, timestamp, state FROM GTRACE_NCCL_EVENT_STATES ORDER BY rowid"), states);
+  EXPECT_EQ(states.size(), static_cast<size_t>(kOps) * 2 + kOps / 100);
+
+  std::vector<std::string> ops;
+  for (const exporter::NcclOperation& op : model.operations()) {
+    ops.push_back(std::to_string(op.op->id) + "|" + std::to_string(op.kernel_channels) + "|" + tg(op.gpu_start_ns) +
+                  "|" + tg(op.gpu_stop_ns) + "|" + t(op.proxy_stop_ns) + "|" + t(op.api->start_ns) + "|" +
+                  std::to_string(op.count) + "|" +
+                  Opt(op.alg_bytes ? std::optional<int64_t>(*op.alg_bytes) : std::nullopt));
+  }
+  ASSERT_EQ(ops.size(), static_cast<size_t>(kOps));
+  EXPECT_EQ(db.Rows("SELECT eventId, kernelChannels, gpuStart, gpuEnd, proxyEnd, apiStart, count, algBytes FROM "
+                    "GTRACE_NCCL_OPERATIONS ORDER BY rowid"),
+            ops);
+
+  std::vector<std::string> windows;
+  for (const auto& w : model.clock().windows()) {
+    windows.push_back(tg(w.start_ns) + "|" + tg(w.end_ns) + "|" + std::to_string(w.correction_ns) + "|" +
+                      std::to_string(w.samples) + "|" + w.method);
+  }
+  EXPECT_EQ(db.Rows("SELECT windowStart, windowEnd, correction, samples, method FROM GTRACE_NCCL_GPU_CLOCK ORDER BY "
+                    "rowid"),
+            windows);
+  // The NVTX view of the operations (the stream has no NCCL NVTX ranges of its own).
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59"), kOps);
+}
+
+}  // namespace
+}  // namespace gt
