@@ -373,8 +373,9 @@ Status NcclSpillModel::AggregateChild(const NcclEvent& e) {
       return st;
   }
   if (!pending_) {
-    pending_.emplace();
-    pending_->parent = parent;
+    PendingAggregate fresh;  // not emplace(): clang rejects it for a nested type with member initializers
+    fresh.parent = parent;
+    pending_ = fresh;
   }
   PendingAggregate& p = *pending_;
   if (e.type == schema::NCCL_EVENT_TYPE_PROXY_OP) {
