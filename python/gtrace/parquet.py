@@ -8,6 +8,8 @@ Layout (docs/multi-rank.md, "Columnar dataset"):
     DIR/<TABLE>/rank=<r>/part-0.parquet   every table with a process column (globalPid or globalTid)
     DIR/_meta/<source>/<TABLE>.parquet    tables without one (StringIds, ENUM_*, TARGET_INFO_*, ...)
     DIR/_ranks/rank=<r>.json              one manifest per rank: host, its tables and their row counts
+A table in which a rank has no rows has no partition and no manifest entry for it. Files of fewer
+than SMALL_FILE_ROWS rows are not compressed; footers hold no serialized Arrow schema (_options).
 
 Columns are the SQLite table's, in its order, plus `host` (GTRACE_RANKS.hostName) and, for every
 column that holds a StringIds id (the merge catalog's kStringId columns), `<column>Value`, the
