@@ -8,6 +8,8 @@ Layout (docs/multi-rank.md, "Columnar dataset"):
     DIR/<TABLE>/rank=<r>/part-0.parquet   every table with a process column (globalPid or globalTid)
     DIR/_meta/<source>/<TABLE>.parquet    tables without one (StringIds, ENUM_*, TARGET_INFO_*, ...)
     DIR/_ranks/rank=<r>.json              one manifest per rank: host, its tables and their row counts
+A table in which a rank has no rows has no partition and no manifest entry for it. Files of fewer
+than SMALL_FILE_ROWS rows are not compressed; footers hold no serialized Arrow schema (_options).
 
 Columns are the SQLite table's, in its order, plus `host` (GTRACE_RANKS.hostName) and, for every
 column that holds a StringIds id (the merge catalog's kStringId columns), `<column>Value`, the
@@ -44,6 +46,8 @@ NOT_PER_RANK = ("GTRACE_CLOCK_ALIGNMENT",)
 # a fifth of a small rank's bytes).
 SHARED_META_PREFIX = "ENUM_"
 SHARED_META_SOURCE = "enums"
+# Files of fewer rows are written uncompressed (_file_options); the data are the same.
+SMALL_FILE_ROWS = 32
 
 
 def corrected_sql(column, a, or_zero):
@@ -126,13 +130,24 @@ def _open(db):
     with open(db, "rb") as f:
         if f.read(16) != b"SQLite format 3\x00":
             raise DatasetError("%s is not an SQLite database" % db)
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, factory=_Connection)
     con.execute("PRAGMA cache_size = -65536")
     return con
 
 
+class _Connection(sqlite3.Connection):
+    """A read-only input database (_open), which remembers its list of tables."""
+    table_names = None
+
+
 def _tables(con):
-    return [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    """The tables of a database; an input's (_open) read once (it is asked once per table converted)."""
+    if getattr(con, "table_names", None) is not None:
+        return con.table_names
+    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    if isinstance(con, _Connection):
+        con.table_names = names
+    return names
 
 
 _COLUMN_CACHE = {}
@@ -149,15 +164,16 @@ def _columns(con, table):
     declares NVTX_EVENTS.binaryData TEXT and stores bytes there) is BLOB."""
     key = (id(con), table)
     if key not in _COLUMN_CACHE:
-        cols = []
-        for r in con.execute("PRAGMA table_info(\"%s\")" % table):
-            name, decl = r[1], (r[2] or "").upper()
-            if "INT" not in decl and "REAL" not in decl and "FLOA" not in decl and "DOUB" not in decl:
-                blob = con.execute("SELECT 1 FROM \"%s\" WHERE typeof(\"%s\") = 'blob' LIMIT 1"
-                                   % (table, name)).fetchone()
+        cols = [(r[1], (r[2] or "").upper()) for r in con.execute("PRAGMA table_info(\"%s\")" % table)]
+        texts = [i for i, (_, decl) in enumerate(cols)
+                 if "INT" not in decl and "REAL" not in decl and "FLOA" not in decl and "DOUB" not in decl]
+        if texts:
+            # One scan for all of the table's text columns (a query each was most of a small rank's queries).
+            probe = con.execute("SELECT %s FROM \"%s\"" % (", ".join(
+                "max(typeof(\"%s\") = 'blob')" % cols[i][0] for i in texts), table)).fetchone()
+            for i, blob in zip(texts, probe):
                 if blob:
-                    decl = "BLOB"
-            cols.append((name, decl))
+                    cols[i] = (cols[i][0], "BLOB")
         _COLUMN_CACHE[key] = cols
     return _COLUMN_CACHE[key]
 
@@ -204,12 +220,15 @@ def _session(con):
 
 class _Writers:
     """The open Parquet writer of one (table, rank) at a time: rows of one process are contiguous in
-    gtrace's databases; a rank met again after another is an error the caller handles (regroup)."""
+    gtrace's databases; a rank met again after another is an error the caller handles (regroup).
+    A partition's file is created when its first row group is written: then its row count is known
+    when it is small, and a small partition is written without compression (`_file_options`)."""
 
-    def __init__(self, pq, root, table, schema, options, tmp_suffix):
+    def __init__(self, pq, root, table, schema, options, tmp_suffix, filesystem=None):
         self.pq, self.root, self.table, self.schema = pq, root, table, schema
-        self.options, self.suffix = options, tmp_suffix
+        self.options, self.suffix, self.filesystem = options, tmp_suffix, filesystem
         self.rank, self.writer, self.rows = None, None, {}
+        self.path = None
         self.written = []  # final paths
         self.pending, self.pending_rows = [], 0  # batches of the row group being collected
 
@@ -218,28 +237,29 @@ class _Writers:
             self.close()
             if rank in self.rows:
                 return False
-            path = partition_path(self.root, self.table, rank)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self.rank, self.path = rank, path
-            self.writer = self.pq.ParquetWriter(path + self.suffix, self.schema, **self.options)
+            self.rank, self.path = rank, partition_path(self.root, self.table, rank)
             self.rows[rank] = 0
         # Batches are collected up to a row group: each write_table call ends a group.
         self.pending.append(batch)
         self.pending_rows += batch.num_rows
         if self.pending_rows >= self.options_rg:
-            self._write_group()
+            self._write_group(last=False)
         self.rows[rank] += batch.num_rows
         return True
 
-    def _write_group(self):
+    def _write_group(self, last):
+        if self.writer is None:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            self.writer = self.pq.ParquetWriter(self.path + self.suffix, self.schema, filesystem=self.filesystem,
+                                                **_file_options(self.options, self.pending_rows if last else None))
         if self.pending:
             import pyarrow as pa
             self.writer.write_table(pa.concat_tables(self.pending), row_group_size=self.options_rg)
         self.pending, self.pending_rows = [], 0
 
     def close(self):
-        if self.writer is not None:
-            self._write_group()
+        if self.rank is not None:
+            self._write_group(last=True)  # a rank met with no rows still gets its (empty) file
             self.writer.close()
             os.replace(self.path + self.suffix, self.path)
             self.written.append(self.path)
@@ -253,6 +273,16 @@ class _Writers:
         for p in self.written:
             os.remove(p)
         self.writer, self.rank, self.rows, self.written = None, None, {}, []
+
+
+def _file_options(options, rows):
+    """The writer options of one file of `rows` rows (None: not known yet, the file has a full row group
+    at least). Below SMALL_FILE_ROWS rows the file is not compressed: zstd's frame and its set-up per
+    column chunk cost more than they save there (a 1-row file is smaller uncompressed), and most of a
+    small rank's conversion was that set-up (bench/results/2026-11-26-parquet-scale-10000-analysis.md)."""
+    if rows is not None and rows < SMALL_FILE_ROWS and options.get("compression"):
+        return dict(options, compression=None)
+    return options
 
 
 class Converter:
@@ -419,7 +449,11 @@ class Converter:
             self.started = True
 
     def _options(self):
-        return {"compression": self.compression, "use_dictionary": True, "write_statistics": True}
+        # store_schema=False: no serialized Arrow schema (ARROW:schema, base64, in every footer: 40% of a
+        # small rank's bytes); every column is int64, float64, string or binary, which a reader gets back
+        # from the Parquet types alone, so the columns read back are the same (parquet.layout checks it).
+        return {"compression": self.compression, "use_dictionary": True, "write_statistics": True,
+                "store_schema": False}
 
     def _rank_table(self, con, table, process_expr, gpid_rank):
         """One table of the database -> its partitions. Rows arrive in the database's order; each fetched
@@ -432,7 +466,7 @@ class Converter:
         types = [schema.field(i).type for i in range(len(names))]
         process_of = operator.itemgetter(0)
         for order in (False, True):
-            w = _Writers(self.pq, self.out, table, schema, self._options(), self.suffix)
+            w = _Writers(self.pq, self.out, table, schema, self._options(), self.suffix, _local_fs())
             w.options_rg = self.row_group_rows
             self.open_writers = [w]
             regrouped = False
@@ -483,18 +517,30 @@ class Converter:
         cur = con.execute(self._select(con, table, False, None))
         path = os.path.join(self.out, "_meta", source, table + ".parquet")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        writer = self.pq.ParquetWriter(path + self.suffix, schema, **self._options())
-        n = 0
-        while True:
-            rows = cur.fetchmany(BATCH_ROWS)
-            if not rows:
-                break
+        rows = cur.fetchmany(BATCH_ROWS)
+        # One batch that is all of the table: its size is known before the file is made (_file_options).
+        known = len(rows) if len(rows) < BATCH_ROWS else None
+        writer = self.pq.ParquetWriter(path + self.suffix, schema, filesystem=_local_fs(),
+                                       **_file_options(self._options(), known))
+        while rows:
             cols = list(zip(*rows))
             arrays = [pa.array(list(cols[i]), type=schema.field(i).type) for i in range(len(schema))]
             writer.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=self.row_group_rows)
-            n += len(rows)
+            rows = cur.fetchmany(BATCH_ROWS) if known is None else None
         writer.close()
         os.replace(path + self.suffix, path)
+
+
+_LOCAL_FS = []
+
+
+def _local_fs():
+    """One pyarrow LocalFileSystem for every file of the process (a --rank each batch writes 26 per rank):
+    pyarrow otherwise resolves each path to a new one."""
+    if not _LOCAL_FS:
+        import pyarrow.fs
+        _LOCAL_FS.append(pyarrow.fs.LocalFileSystem())
+    return _LOCAL_FS[0]
 
 
 # --- checking a dataset -----------------------------------------------------------------------------------

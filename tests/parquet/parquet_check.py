@@ -154,6 +154,23 @@ def part_dataset():
     check(meta.num_row_groups == 1, "default row groups (1 Mi rows): one group for %d kernels" % meta.num_rows)
     codec = pq.read_metadata(glob.glob("ds/CUPTI_ACTIVITY_KIND_KERNEL/*/*.parquet")[0]).row_group(0).column(0)
     check(codec.compression == "ZSTD", "default compression zstd: %s" % codec.compression)
+    # A file of fewer than 32 rows is not compressed (zstd's frame costs more than it saves there): a
+    # rank's one GTRACE_RANKS row, and the session's TARGET_INFO_GPU rows.
+    for f in ("ds/GTRACE_RANKS/rank=0/part-0.parquet", "ds/_meta/session/TARGET_INFO_GPU.parquet"):
+        meta = pq.read_metadata(f)
+        codecs = {meta.row_group(0).column(i).compression for i in range(meta.num_columns)}
+        check(meta.num_rows < 32 and codecs == {"UNCOMPRESSED"}, "%s: %d rows, %s" % (f, meta.num_rows, codecs))
+    # No serialized Arrow schema in the footers: the columns read back with their types from the Parquet
+    # types alone (SQLite INTEGER -> int64, REAL -> double, TEXT -> string; the partition key from the path).
+    meta = pq.read_metadata("ds/CUPTI_ACTIVITY_KIND_KERNEL/rank=0/part-0.parquet")
+    check(not (meta.metadata or {}).get(b"ARROW:schema"), "no ARROW:schema in the footer")
+    types = {f.name: str(f.type) for f in k.schema}
+    want_types = {c: {"INTEGER": "int64", "REAL": "double", "TEXT": "string"}[d.upper()] for _, c, d, *_ in
+                  db.execute('PRAGMA table_info("CUPTI_ACTIVITY_KIND_KERNEL")')}
+    want_types.update({"host": "string", "shortNameValue": "string", "demangledNameValue": "string",
+                       "mangledNameValue": "string", "rank": "int32"})
+    check(types == want_types, "KERNEL types read back (pyarrow): %s" %
+          sorted((n, t, want_types.get(n)) for n, t in types.items() if want_types.get(n) != t))
     p = run([sys.executable, "-m", "gtrace.parquet", "check", "ds", "--world-size", str(RANKS)])
     check("8 ranks" in p.stdout and "every partition readable" in p.stdout, "check: " + p.stdout.strip())
 
