@@ -415,6 +415,27 @@ void EncodeShort(const ParsedRecord& r, uint64_t string_id, ChunkBuilder* chunk)
 
 }  // namespace
 
+bool WriteBareRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id) {
+  const bool has_id = KindHasId(kind);
+  RecordSpan span;
+  if (!BeginRecord(sizeof(RecordBase) + (has_id ? 8 : 0), &span)) return false;
+  RecordBase base;
+  base.h.type = kRecordNvtx;
+  base.h.ext_slots = 0;
+  base.h.aux16 = kind;
+  base.h.aux32 = domain_id;
+  base.h.ts_ns = StreamNow();
+  base.text_bytes = 0;
+  base.payload_type = 0;
+  base.ext_count = 0;
+  base.depth = depth;
+  unsigned char* slot = span.buffer->ring.At(span.pos)->bytes;  // one slot: never wraps
+  std::memcpy(slot, &base, sizeof(base));
+  if (has_id) std::memcpy(slot + sizeof(base), &id, 8);
+  CommitRecord(span);
+  return true;
+}
+
 void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   ParsedRecord r;
   if (!ParseRecord(view, &r)) return;  // malformed: skip
