@@ -36,7 +36,7 @@ struct Rec {
   uint32_t color = 0;
   uint64_t payload = 0;
   uint8_t payload_type = 0;
-  std::string text;  // bytes as stored (wchar_t bytes when kFlagUtf32)
+  std::string text;                                   // bytes as stored (wchar_t bytes when kFlagUtf32)
   std::vector<std::pair<uint64_t, std::string>> ext;  // schema id, bytes
 };
 
@@ -50,13 +50,19 @@ std::vector<Slot> Layout(const Rec& r) {
   }
   std::string bytes(sizeof(RecordBase), '\0');
   auto put = [&bytes](const void* v, size_t n) { bytes.append(static_cast<const char*>(v), n); };
-  if (KindHasId(r.kind)) put(&r.id, 8);
-  if (r.flags & kFlagRegistered) put(&r.registered_id, 4);
-  if (r.flags & kFlagHasCategory) put(&r.category, 4);
-  if (r.flags & kFlagHasColor) put(&r.color, 4);
-  if (r.flags & kFlagHasPayload) put(&r.payload, 8);
+  if (KindHasId(r.kind))
+    put(&r.id, 8);
+  if (r.flags & kFlagRegistered)
+    put(&r.registered_id, 4);
+  if (r.flags & kFlagHasCategory)
+    put(&r.category, 4);
+  if (r.flags & kFlagHasColor)
+    put(&r.color, 4);
+  if (r.flags & kFlagHasPayload)
+    put(&r.payload, 8);
   uint32_t ext_size = static_cast<uint32_t>(ext_bytes.size());
-  if (!r.ext.empty()) put(&ext_size, 4);
+  if (!r.ext.empty())
+    put(&ext_size, 4);
   bytes += r.text;
   bytes += ext_bytes;
   size_t n_slots = (bytes.size() + kSlotBytes - 1) / kSlotBytes;
@@ -121,7 +127,7 @@ std::vector<Rec> AllForms() {
       r.domain = 0xffffffffu;
       r.category = 0xfffffffeu;
       r.color = 0x80ff0001u;
-      r.payload_type = pt;  // 7: not a scalar type, nothing written
+      r.payload_type = pt;                                // 7: not a scalar type, nothing written
       r.payload = pt % 2 ? ~uint64_t{0} : 0x80000000ull;  // int32/int64 negative, uint64 max
       r.id = ~uint64_t{0};
       r.depth = 0xffffffffu;
@@ -178,8 +184,8 @@ std::string Encode(const std::vector<Rec>& recs, void (*fn)(const RecordView&, C
   chunk.Begin(7, 1234, 4000);
   for (const Rec& r : recs) {
     std::vector<Slot> slots = Layout(r);
-    RecordView view{reinterpret_cast<const RecordHeader*>(slots[0].bytes), slots[0].bytes,
-                    slots.size() * kSlotBytes, 1234};
+    RecordView view{reinterpret_cast<const RecordHeader*>(slots[0].bytes), slots[0].bytes, slots.size() * kSlotBytes,
+                    1234};
     fn(view, &chunk);
   }
   *misuse = chunk.intern_misuse();
@@ -213,7 +219,8 @@ TEST(NvtxDecode, ProtocReadsBackWhatWasRecorded) {
   ASSERT_TRUE(chunk.ParseFromString(body));
   ASSERT_EQ(chunk.nvtx_size(), static_cast<int>(recs.size()));
   std::map<uint64_t, std::string> strings;
-  for (const auto& s : chunk.strings()) strings[s.id()] = s.text();
+  for (const auto& s : chunk.strings())
+    strings[s.id()] = s.text();
   uint64_t ts = chunk.base_ns();
   for (int i = 0; i < chunk.nvtx_size(); ++i) {
     const auto& e = chunk.nvtx(i);
