@@ -10,6 +10,7 @@
 #include <cstring>
 #include <cwchar>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -261,6 +262,40 @@ TEST(NvtxDecode, ProtocReadsBackWhatWasRecorded) {
   // Interned once each: 10 distinct texts of the first loop (the sanitised one included), attr-1..7,
   // cat, the wide message, nccl-like.
   EXPECT_EQ(strings.size(), 20u);
+}
+
+// What a corrupted ring could hold (as tests/fuzz/fuzz_nvtx_record.cc, seeded and short enough for
+// every CI run): random bytes with a plausible head; both encoders write the same bytes and the
+// chunk parses.
+TEST(NvtxDecode, ArbitraryRecordsEncodeAlikeAndParse) {
+  std::mt19937_64 rng(20261126);
+  for (int i = 0; i < 20000; ++i) {
+    size_t n_slots = 1 + rng() % 3;
+    std::vector<Slot> slots(n_slots);
+    for (size_t k = 0; k < n_slots * kSlotBytes; k += 8) {
+      uint64_t v = rng();
+      std::memcpy(slots[0].bytes + k, &v, 8);
+    }
+    RecordBase base;
+    std::memcpy(&base, slots[0].bytes, sizeof(base));
+    base.h.type = kRecordNvtx;
+    base.h.aux16 = static_cast<uint16_t>((base.h.aux16 & 0xff0f) | (rng() % 10));  // kinds 0..9, any flags
+    if (rng() % 2)
+      base.text_bytes %= 160;
+    if (rng() % 2)
+      base.ext_count = 0;
+    std::memcpy(slots[0].bytes, &base, sizeof(base));
+    RecordView view{reinterpret_cast<const RecordHeader*>(slots[0].bytes), slots[0].bytes, n_slots * kSlotBytes, 1};
+    StringInterner ia, ib;
+    ChunkBuilder a(&ia), b(&ib);
+    a.Begin(1, 1, 0);
+    b.Begin(1, 1, 0);
+    DecodeRecord(view, &a);
+    DecodeRecordGeneral(view, &b);
+    ASSERT_EQ(a.body().bytes(), b.body().bytes()) << "record " << i;
+    schema::Chunk chunk;
+    ASSERT_TRUE(chunk.ParseFromString(a.body().bytes())) << "record " << i;
+  }
 }
 
 }  // namespace
