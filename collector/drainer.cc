@@ -232,9 +232,14 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
     if (h->type != kRecordPadding) {
       RecordDecodeFn fn = internal::DecoderFor(h->type);
       if (fn != nullptr) {
-        ring.CopyOut(tail, n, scratch_.data());
-        RecordView view{reinterpret_cast<const RecordHeader*>(scratch_[0].bytes), scratch_[0].bytes,
-                        n * kSlotBytes, b->tid};
+        // A record that does not wrap around the end of the storage is decoded where it lies (the
+        // producer does not reuse its slots before Release below); only a wrapped one is copied.
+        const unsigned char* bytes = first->bytes;
+        if (!ring.ConsumerContiguous(tail, n)) {
+          ring.CopyOut(tail, n, scratch_.data());
+          bytes = scratch_[0].bytes;
+        }
+        RecordView view{reinterpret_cast<const RecordHeader*>(bytes), bytes, n * kSlotBytes, b->tid};
         fn(view, &chunk_);
         chunk_.CountRecord();
       }

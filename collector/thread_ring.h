@@ -144,6 +144,10 @@ class ThreadRing {
     return old;
   }
   const Slot* ConsumerAt(uint64_t pos) const { return &consumer_->slots[pos & consumer_->mask]; }
+  // True when `n_slots` slots from `pos` lie in order in the consumer's segment (no wrap).
+  bool ConsumerContiguous(uint64_t pos, size_t n_slots) const {
+    return (pos & consumer_->mask) + n_slots <= static_cast<uint64_t>(consumer_->mask) + 1;
+  }
   void CopyOut(uint64_t pos, size_t n_slots, Slot* dst) const {
     for (size_t i = 0; i < n_slots; ++i) dst[i] = consumer_->slots[(pos + i) & consumer_->mask];
   }

@@ -11,6 +11,11 @@
 # Then the cost of a kept vs a dropped record with bench/nvtx_overhead: kept (2,000 pairs per rep,
 # the ring empties between reps) vs dropped (GTRACE_BUFFER_MB=1 GTRACE_THREAD_BUFFER_KB=16, 200,000
 # pairs per rep: nearly all dropped), alternating with the bare run.
+# The drain thread's CPU per record kept: nvtx_burst reads the drain thread's run time
+# (/proc/self/task/<tid>/schedstat) from before the burst until the drain has gone idle after it;
+# divided by the records the stream kept (its file writes included).
+# BEFORE_LIB=/path/to/an/earlier/libgtrace.so (optional) adds it as a third configuration in every
+# round (same bench binaries, same settings), to compare a change with what it replaces in one run.
 # BUILD_DIR (default build) must hold nvtx_burst, nvtx_overhead, libgtrace.so and gtrace.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +28,8 @@ burst=$BUILD/bin/nvtx_burst
 overhead=$BUILD/bin/nvtx_overhead
 lib=$(realpath "$BUILD/lib/libgtrace.so")
 cli=$BUILD/bin/gtrace
+libs=gt
+if [[ -n "${BEFORE_LIB:-}" ]]; then libs="gt before"; fi
 work=$(mktemp -d /tmp/gtrace-burst-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 now_ns() { date +%s%N; }
@@ -32,27 +39,36 @@ clean_env() { env -u LD_PRELOAD $(env | sed -n 's/^\(GTRACE_[A-Z0-9_]*\)=.*/-u \
 rows=""
 for pairs in $SIZES; do
   for t in $THREADS; do
-    : > "$work/bare.txt"; : > "$work/gt.txt"; : > "$work/kept.txt"; : > "$work/drain.txt"
+    : > "$work/bare.txt"
+    for which in gt before; do : > "$work/$which-ns.txt"; : > "$work/$which-kept.txt"; : > "$work/$which-drain.txt"; : > "$work/$which-dcpu.txt"; done
     for r in $(seq "$ROUNDS"); do
       clean_env "$burst" --pairs "$pairs" --threads "$t" | sed -n 's/.*ns_per_pair=\([0-9.]*\).*/\1/p' >> "$work/bare.txt"
-      rm -f "$work"/s*.gtrace
-      t0=$(now_ns)
-      out=$(clean_env LD_PRELOAD="$lib" GTRACE_OUTPUT="$work/s" "$burst" --pairs "$pairs" --threads "$t" 2>"$work/err")
-      t1=$(now_ns)
-      echo "$out" | sed -n 's/.*ns_per_pair=\([0-9.]*\).*/\1/p' >> "$work/gt.txt"
-      kept=$("$cli" info "$work/s.gtrace" | awk '$1=="nvtx" {print $2}')
-      pushed=$((2 * pairs * t))
-      echo "$kept $pushed" | awk '{printf "%.6f\n", $1 / $2}' >> "$work/kept.txt"
-      echo "$kept $t0 $t1" | awk '{printf "%.0f\n", $1 / (($3 - $2) / 1e9)}' >> "$work/drain.txt"
-      grep '^gtrace:' "$work/err" | head -1 > "$work/lastline" || true
+      for which in $libs; do
+        l=$lib; [[ $which == before ]] && l=$BEFORE_LIB
+        rm -f "$work"/s*.gtrace
+        t0=$(now_ns)
+        out=$(clean_env LD_PRELOAD="$l" GTRACE_OUTPUT="$work/s" "$burst" --pairs "$pairs" --threads "$t" 2>"$work/err")
+        t1=$(now_ns)
+        echo "$out" | sed -n 's/.*ns_per_pair=\([0-9.]*\).*/\1/p' >> "$work/$which-ns.txt"
+        kept=$("$cli" info "$work/s.gtrace" | awk '$1=="nvtx" {print $2}')
+        pushed=$((2 * pairs * t))
+        echo "$kept $pushed" | awk '{printf "%.6f\n", $1 / $2}' >> "$work/$which-kept.txt"
+        echo "$kept $t0 $t1" | awk '{printf "%.0f\n", $1 / (($3 - $2) / 1e9)}' >> "$work/$which-drain.txt"
+        dcpu=$(echo "$out" | sed -n 's/.*drain_cpu_ns=\([0-9]*\).*/\1/p')
+        [[ -n $dcpu && $kept -gt 0 ]] && echo "$dcpu $kept" | awk '{printf "%.1f\n", $1 / $2}' >> "$work/$which-dcpu.txt"
+        grep '^gtrace:' "$work/err" | head -1 > "$work/lastline" || true
+      done
     done
-    b=$(median < "$work/bare.txt"); g=$(median < "$work/gt.txt")
-    k=$(median < "$work/kept.txt"); d=$(median < "$work/drain.txt")
-    kmin=$(sort -g "$work/kept.txt" | head -1)
-    rows+=$(printf '| %s | %s | %s | %s | %s | %s | %s (min %s) | %s |' "$pairs" "$t" "$b" "$g" \
-            "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.1f", g-b}')" "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.0fx", g/b}')" \
-            "$k" "$kmin" "$d")$'\n'
-    echo "pairs=$pairs threads=$t bare=$b gtrace=$g kept=$k (min $kmin) drain_rec_s>=$d $(cat "$work/lastline")"
+    b=$(median < "$work/bare.txt")
+    for which in $libs; do
+      g=$(median < "$work/$which-ns.txt"); k=$(median < "$work/$which-kept.txt"); d=$(median < "$work/$which-drain.txt")
+      dc=$(median < "$work/$which-dcpu.txt"); kmin=$(sort -g "$work/$which-kept.txt" | head -1)
+      name=gtrace; [[ $which == before ]] && name=before
+      rows+=$(printf '| %s | %s | %s | %s | %s | %s | %s | %s (min %s) | %s | %s |' "$name" "$pairs" "$t" "$b" "$g" \
+              "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.1f", g-b}')" "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.0fx", g/b}')" \
+              "$k" "$kmin" "$d" "$dc")$'\n'
+      echo "$name pairs=$pairs threads=$t bare=$b gtrace=$g kept=$k (min $kmin) drain_rec_s>=$d drain_ns_per_record=$dc $(cat "$work/lastline")"
+    done
   done
 done
 
@@ -71,15 +87,15 @@ done
 ob=$(median < "$work/o-bare.txt"); ok=$(median < "$work/o-kept.txt"); od=$(median < "$work/o-drop.txt"); odmin=$(sort -g "$work/o-drop-min.txt" | head -1)
 echo "overhead: bare=$ob kept=$ok dropped=$od (fastest rep $odmin) (ns per pair)"
 
-out=bench/results/$(date -u +%F)-nvtx-burst.md
+out=${OUT:-bench/results/$(date -u +%F)-nvtx-burst.md}
 {
   echo "# NVTX bursts at default settings (issue 20)"
   echo
   echo "Machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); date $(date -u +%FT%TZ); commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); build: $BUILD ($(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$BUILD/CMakeCache.txt"))."
-  echo "Command: \`bash bench/nvtx_burst/run.sh $ROUNDS \"$SIZES\" \"$THREADS\"\`; medians of $ROUNDS rounds, bare and gtrace alternating."
+  echo "Command: \`${BEFORE_LIB:+BEFORE_LIB=$BEFORE_LIB }bash bench/nvtx_burst/run.sh $ROUNDS \"$SIZES\" \"$THREADS\"\`; medians of $ROUNDS rounds, bare and gtrace alternating."
   echo
-  echo "| pairs per thread | threads | bare ns/pair | gtrace ns/pair | added ns/pair | ratio | kept / pushed (median) | drain records/s, lower bound |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| library | pairs per thread | threads | bare ns/pair | gtrace ns/pair | added ns/pair | ratio | kept / pushed (median) | drain records/s, lower bound | drain thread CPU ns per record kept |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   printf '%s' "$rows"
   echo
   echo "Kept vs dropped record, one thread (bench/nvtx_overhead, ns per push/pop pair, median of reps, medians of $ROUNDS rounds):"

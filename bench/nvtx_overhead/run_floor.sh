@@ -14,6 +14,8 @@ BIN="$BUILD/bin/nvtx_overhead"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 configs=("pushpop 1" "mark 1" "startend 1" "pushpop 2" "pushpop 4" "pushpop 8" "pushpop 16")
+# CONFIGS="pushpop:1 startend:1" (optional) measures only those (mode:threads), e.g. for an A/B.
+if [[ -n "${CONFIGS:-}" ]]; then configs=(); for c in $CONFIGS; do configs+=("${c%%:*} ${c##*:}"); done; fi
 libs=(floor_rdtsc floor_monotonic gtrace_tsc gtrace_monotonic)
 if [[ -n "${BEFORE_LIB:-}" ]]; then libs+=(before_tsc); fi
 run() {  # lib mode threads

@@ -107,11 +107,7 @@ int Pop(uint32_t domain_id) {
   int32_t& depth = b->scratch[domain_id & (ThreadBuffer::kScratchWords - 1)];
   if (depth <= 0) return -1;  // pop without push: nothing to record
   --depth;
-  EventArgs a;
-  a.kind = kNvtxPop;
-  a.domain_id = domain_id;
-  a.depth = static_cast<uint32_t>(depth);
-  WriteRecord(a);
+  WriteBareRecord(kNvtxPop, domain_id, static_cast<uint32_t>(depth), 0);
   return depth;
 }
 
@@ -128,13 +124,7 @@ nvtxRangeId_t Start(EventArgs& a) {
   return id;
 }
 
-void End(uint32_t domain_id, nvtxRangeId_t id) {
-  EventArgs a;
-  a.kind = kNvtxEnd;
-  a.domain_id = domain_id;
-  a.id = id;
-  WriteRecord(a);
-}
+void End(uint32_t domain_id, nvtxRangeId_t id) { WriteBareRecord(kNvtxEnd, domain_id, 0, id); }
 
 void Mark(EventArgs& a) {
   a.kind = kNvtxMark;

@@ -169,12 +169,28 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   return true;
 }
 
-void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
-  if (view.size_bytes < sizeof(RecordBase)) return;
+namespace {
+
+// A ring record taken apart (drain thread). `text` points into the record's bytes.
+struct ParsedRecord {
   RecordBase base;
-  std::memcpy(&base, view.bytes, sizeof(base));
-  uint8_t kind = static_cast<uint8_t>(base.h.aux16 & 0xff);
-  uint8_t flags = static_cast<uint8_t>(base.h.aux16 >> 8);
+  uint8_t kind = 0;
+  uint8_t flags = 0;
+  uint64_t id = 0;
+  uint64_t payload = 0;
+  uint32_t registered_id = 0;
+  uint32_t category = 0;
+  uint32_t color = 0;
+  uint32_t ext_bytes = 0;
+  const unsigned char* text = nullptr;
+};
+
+// False for a malformed record (skipped).
+bool ParseRecord(const RecordView& view, ParsedRecord* r) {
+  if (view.size_bytes < sizeof(RecordBase)) return false;
+  std::memcpy(&r->base, view.bytes, sizeof(r->base));
+  r->kind = static_cast<uint8_t>(r->base.h.aux16 & 0xff);
+  r->flags = static_cast<uint8_t>(r->base.h.aux16 >> 8);
   // Optional fields, in the writer's order.
   const unsigned char* p = view.bytes + sizeof(RecordBase);
   const unsigned char* end_of_record = view.bytes + view.size_bytes;
@@ -184,40 +200,50 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
     p += n;
     return true;
   };
-  uint64_t id = 0, payload = 0;
-  uint32_t registered_id = 0, category = 0, color = 0, ext_bytes = 0;
   bool ok = true;
-  if (KindHasId(kind)) ok &= take(&id, 8);
-  if (flags & kFlagRegistered) ok &= take(&registered_id, 4);
-  if (flags & kFlagHasCategory) ok &= take(&category, 4);
-  if (flags & kFlagHasColor) ok &= take(&color, 4);
-  if (flags & kFlagHasPayload) ok &= take(&payload, 8);
-  if (base.ext_count > 0) ok &= take(&ext_bytes, 4);
-  if (!ok || base.text_bytes > static_cast<size_t>(end_of_record - p) ||
-      ext_bytes > static_cast<size_t>(end_of_record - p) - base.text_bytes) {
-    return;  // malformed: skip
+  if (KindHasId(r->kind)) ok &= take(&r->id, 8);
+  if (r->flags & kFlagRegistered) ok &= take(&r->registered_id, 4);
+  if (r->flags & kFlagHasCategory) ok &= take(&r->category, 4);
+  if (r->flags & kFlagHasColor) ok &= take(&r->color, 4);
+  if (r->flags & kFlagHasPayload) ok &= take(&r->payload, 8);
+  if (r->base.ext_count > 0) ok &= take(&r->ext_bytes, 4);
+  if (!ok || r->base.text_bytes > static_cast<size_t>(end_of_record - p) ||
+      r->ext_bytes > static_cast<size_t>(end_of_record - p) - r->base.text_bytes) {
+    return false;
   }
-  const unsigned char* text = p;
+  r->text = p;
+  return true;
+}
 
-  // Strings first: their definitions cannot go inside the event message.
-  uint64_t string_id = 0;
-  if (base.text_bytes > 0 && !(flags & kFlagUtf32) && IsAscii(text, base.text_bytes)) {
+// The message's InternedString id (0 for none). Strings first: their definitions cannot go inside
+// the event message.
+uint64_t InternMessage(const ParsedRecord& r, ChunkBuilder* chunk) {
+  uint16_t n = r.base.text_bytes;
+  if (n == 0) return 0;
+  if (!(r.flags & kFlagUtf32) && IsAscii(r.text, n)) {
     // The common case (ASCII names): no copy, no re-encoding.
-    string_id = chunk->Intern(std::string_view(reinterpret_cast<const char*>(text), base.text_bytes));
-  } else if (base.text_bytes > 0) {
-    std::string utf8;
-    if (flags & kFlagUtf32) {
-      for (size_t i = 0; i + sizeof(wchar_t) <= base.text_bytes; i += sizeof(wchar_t)) {
-        wchar_t wc;
-        std::memcpy(&wc, text + i, sizeof(wc));
-        AppendUtf8(&utf8, static_cast<uint32_t>(wc));
-      }
-    } else {
-      SanitizeUtf8(text, base.text_bytes, &utf8);
-    }
-    string_id = chunk->Intern(utf8);
+    return chunk->Intern(std::string_view(reinterpret_cast<const char*>(r.text), n));
   }
+  std::string utf8;
+  if (r.flags & kFlagUtf32) {
+    for (size_t i = 0; i + sizeof(wchar_t) <= n; i += sizeof(wchar_t)) {
+      wchar_t wc;
+      std::memcpy(&wc, r.text + i, sizeof(wc));
+      AppendUtf8(&utf8, static_cast<uint32_t>(wc));
+    }
+  } else {
+    SanitizeUtf8(r.text, n, &utf8);
+  }
+  return chunk->Intern(utf8);
+}
 
+// The general encoder: every record form, through ProtoWriter's nested-message calls.
+void EncodeGeneral(const ParsedRecord& r, uint64_t string_id, ChunkBuilder* chunk) {
+  const RecordBase& base = r.base;
+  const uint8_t kind = r.kind;
+  const uint8_t flags = r.flags;
+  const uint64_t id = r.id;
+  const uint64_t payload = r.payload;
   namespace f = field::nvtx_event;
   ProtoWriter& w = chunk->body();
   w.BeginNested(field::chunk::kNvtx);
@@ -225,12 +251,12 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   w.SInt(f::kTsDeltaNs, chunk->DeltaNs(field::chunk::kNvtx, base.h.ts_ns));
   w.VarintIfNonZero(f::kDomainId, base.h.aux32);
   if (flags & kFlagRegistered) {
-    w.Varint(f::kRegisteredStringId, registered_id);
+    w.Varint(f::kRegisteredStringId, r.registered_id);
   } else if (string_id != 0) {
     w.Varint(f::kStringId, string_id);
   }
-  w.VarintIfNonZero(f::kCategory, category);
-  if (flags & kFlagHasColor) w.Fixed32(f::kColorArgb, color);
+  w.VarintIfNonZero(f::kCategory, r.category);
+  if (flags & kFlagHasColor) w.Fixed32(f::kColorArgb, r.color);
   if (kind == field::enums::kNvtxStart || kind == field::enums::kNvtxEnd) w.Varint(f::kRangeId, id);
   if (kind == field::enums::kNvtxNameThread) w.Varint(f::kNamedTid, id);
   if (kind == field::enums::kNvtxPush || kind == field::enums::kNvtxPop) w.VarintIfNonZero(f::kDepth, base.depth);
@@ -265,8 +291,8 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
         break;
     }
   }
-  const unsigned char* ext = text + base.text_bytes;
-  size_t left = ext_bytes;
+  const unsigned char* ext = r.text + base.text_bytes;
+  size_t left = r.ext_bytes;
   uint32_t truncated = 0;
   for (uint8_t i = 0; i < base.ext_count && left >= sizeof(ExtBlobHeader); ++i) {
     ExtBlobHeader bh;
@@ -285,6 +311,146 @@ void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
   if (flags & kFlagTruncated) w.Bool(f::kMessageTruncated, true);
   w.VarintIfNonZero(f::kExtPayloadTruncatedBytes, truncated);
   w.EndNested();
+}
+
+// --- the short encoder (records without extended payloads: nearly all of them) -----------------
+// Writes the same bytes as EncodeGeneral (nvtx.NvtxDecode.* compares them) into a stack buffer and
+// appends them with one copy: no nested-message bookkeeping, no per-byte append. Without extended
+// payloads an event's body is at most 73 bytes (every optional field at its longest), so its
+// length is one varint byte, as EncodeGeneral's BeginNested/EndNested write it.
+
+inline unsigned char* PutVarint(unsigned char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<unsigned char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<unsigned char>(v);
+  return p;
+}
+// A field's tag, folded at compile time (fields 1-15 take one byte, 16-2047 two).
+template <uint32_t kField, uint32_t kWireType>
+inline unsigned char* PutTag(unsigned char* p) {
+  constexpr uint32_t kTag = kField << 3 | kWireType;
+  static_assert(kTag < (1u << 14));
+  if constexpr (kTag < 0x80) {
+    *p++ = static_cast<unsigned char>(kTag);
+  } else {
+    *p++ = static_cast<unsigned char>(kTag | 0x80);
+    *p++ = static_cast<unsigned char>(kTag >> 7);
+  }
+  return p;
+}
+template <uint32_t kField>
+inline unsigned char* PutVarintField(unsigned char* p, uint64_t v) {
+  return PutVarint(PutTag<kField, 0>(p), v);
+}
+template <uint32_t kField>
+inline unsigned char* PutFixed32Field(unsigned char* p, uint32_t v) {
+  p = PutTag<kField, 5>(p);
+  std::memcpy(p, &v, 4);
+  return p + 4;
+}
+
+constexpr size_t kMaxShortBodyBytes = 73;
+// Chunk field tag (2 bytes) + length (1 byte) + body.
+constexpr size_t kMaxShortEventBytes = 3 + kMaxShortBodyBytes;
+
+void EncodeShort(const ParsedRecord& r, uint64_t string_id, ChunkBuilder* chunk) {
+  namespace f = field::nvtx_event;
+  unsigned char ev[kMaxShortEventBytes + 8];
+  unsigned char* p = PutTag<field::chunk::kNvtx, 2>(ev);
+  static_assert(field::chunk::kNvtx << 3 >= 0x80, "the tag is two bytes: the body starts at ev + 3");
+  unsigned char* body = p + 1;  // the length byte goes at p
+  unsigned char* q = body;
+  const uint8_t kind = r.kind;
+  const uint8_t flags = r.flags;
+  q = PutVarintField<f::kKind>(q, kind);
+  int64_t delta = chunk->DeltaNs(field::chunk::kNvtx, r.base.h.ts_ns);
+  q = PutVarintField<f::kTsDeltaNs>(q, (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63));
+  if (r.base.h.aux32 != 0) q = PutVarintField<f::kDomainId>(q, r.base.h.aux32);
+  if (flags & kFlagRegistered) {
+    q = PutVarintField<f::kRegisteredStringId>(q, r.registered_id);
+  } else if (string_id != 0) {
+    q = PutVarintField<f::kStringId>(q, string_id);
+  }
+  if (r.category != 0) q = PutVarintField<f::kCategory>(q, r.category);
+  if (flags & kFlagHasColor) q = PutFixed32Field<f::kColorArgb>(q, r.color);
+  if (kind == field::enums::kNvtxStart || kind == field::enums::kNvtxEnd) q = PutVarintField<f::kRangeId>(q, r.id);
+  if (kind == field::enums::kNvtxNameThread) q = PutVarintField<f::kNamedTid>(q, r.id);
+  if ((kind == field::enums::kNvtxPush || kind == field::enums::kNvtxPop) && r.base.depth != 0) {
+    q = PutVarintField<f::kDepth>(q, r.base.depth);
+  }
+  if (flags & kFlagHasPayload) {
+    const uint64_t payload = r.payload;
+    switch (r.base.payload_type) {
+      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+        q = PutVarintField<f::kPayloadUint64>(q, payload);
+        break;
+      case NVTX_PAYLOAD_TYPE_INT64:
+        q = PutVarintField<f::kPayloadInt64>(q, payload);  // two's complement varint, as ProtoWriter::Int
+        break;
+      case NVTX_PAYLOAD_TYPE_DOUBLE:
+        q = PutTag<f::kPayloadDouble, 1>(q);
+        std::memcpy(q, &payload, 8);
+        q += 8;
+        break;
+      case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+        q = PutVarintField<f::kPayloadUint32>(q, static_cast<uint32_t>(payload));
+        break;
+      case NVTX_PAYLOAD_TYPE_INT32:  // sign-extended to 64 bits, as ProtoWriter::Int
+        q = PutVarintField<f::kPayloadInt32>(
+            q, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(payload)))));
+        break;
+      case NVTX_PAYLOAD_TYPE_FLOAT:
+        q = PutFixed32Field<f::kPayloadFloat>(q, static_cast<uint32_t>(payload));
+        break;
+      default:
+        break;
+    }
+  }
+  if (flags & kFlagTruncated) q = PutVarintField<f::kMessageTruncated>(q, 1);
+  *p = static_cast<unsigned char>(q - body);  // < 128: one length byte
+  chunk->body().RawBytes(ev, static_cast<size_t>(q - ev));
+}
+
+}  // namespace
+
+bool WriteBareRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id) {
+  const bool has_id = KindHasId(kind);
+  RecordSpan span;
+  if (!BeginRecord(sizeof(RecordBase) + (has_id ? 8 : 0), &span)) return false;
+  RecordBase base;
+  base.h.type = kRecordNvtx;
+  base.h.ext_slots = 0;
+  base.h.aux16 = kind;
+  base.h.aux32 = domain_id;
+  base.h.ts_ns = StreamNow();
+  base.text_bytes = 0;
+  base.payload_type = 0;
+  base.ext_count = 0;
+  base.depth = depth;
+  unsigned char* slot = span.buffer->ring.At(span.pos)->bytes;  // one slot: never wraps
+  std::memcpy(slot, &base, sizeof(base));
+  if (has_id) std::memcpy(slot + sizeof(base), &id, 8);
+  CommitRecord(span);
+  return true;
+}
+
+void DecodeRecord(const RecordView& view, ChunkBuilder* chunk) {
+  ParsedRecord r;
+  if (!ParseRecord(view, &r)) return;  // malformed: skip
+  uint64_t string_id = InternMessage(r, chunk);
+  if (r.base.ext_count == 0) {
+    EncodeShort(r, string_id, chunk);
+  } else {
+    EncodeGeneral(r, string_id, chunk);
+  }
+}
+
+void DecodeRecordGeneral(const RecordView& view, ChunkBuilder* chunk) {
+  ParsedRecord r;
+  if (!ParseRecord(view, &r)) return;
+  EncodeGeneral(r, InternMessage(r, chunk), chunk);
 }
 
 }  // namespace gt::nvtx

@@ -76,7 +76,16 @@ bool WriteRecord(const EventArgs& args);
 // The same with a given timestamp; ts_ns 0 reads the clock after the room is found.
 bool WriteRecordAt(const EventArgs& args, uint64_t ts_ns);
 
-// Drain thread.
+// A record without message or attributes (POP with its depth, END with its range id): the same
+// layout as WriteRecord's, stored straight into one slot (no EventArgs, no probe, no copy loop).
+bool WriteBareRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id);
+
+// Drain thread: one NvtxEvent (and the InternedString of a new message) per record. Records
+// without extended payloads take a short encoder that writes the event into a stack buffer and
+// appends it with one copy (drain throughput, issue 20); the others go through
+// DecodeRecordGeneral. Both write the same bytes for the same record (tests compare them).
 void DecodeRecord(const RecordView& view, ChunkBuilder* chunk);
+// The general encoder, every record form (ProtoWriter's nested-message calls).
+void DecodeRecordGeneral(const RecordView& view, ChunkBuilder* chunk);
 
 }  // namespace gt::nvtx
