@@ -557,7 +557,10 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     decoder_.DecodeBuffer(buffer, valid, chunk);
     pool_.Release(buffer);
   }
-  if (flushed) ReportDrops(chunk, now);  // once per flush: CUPTI calls stay rare on this thread
+  // Stream fields take the stream clock (ticks on a TSC stream); `now` (CLOCK_MONOTONIC) times the
+  // flushes and pairs only.
+  const uint64_t stream_now = StreamNow();
+  if (flushed) ReportDrops(chunk, stream_now);  // once per flush: CUPTI calls stay rare on this thread
   // After the records just decoded, so that each of them lies before a pair: the last one comes
   // with the final flush. Every second otherwise (the drain thread's calibration rate, clock.h).
   if (clock_pairs_ && state == TracerState::kActive && (final || now - last_pair_ns_ >= kClockPairIntervalNs)) {
@@ -569,7 +572,7 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     capture->DrainCallbacks();
     if (final) capture->Finish();  // after the last buffers and drop count of the forced flush
   }
-  decoder_.EmitPending(chunk, now);
+  decoder_.EmitPending(chunk, stream_now);
   uint64_t declined = pool_.declined();
   if (declined != declined_reported_) {
     if (declined_reported_ == 0) {  // one line for the user; the counts go to the stream

@@ -184,5 +184,26 @@ TEST(CuptiClockPairs, AcceptedCallbackWritesNoPairs) {
             3);
 }
 
+// CUPTI's drop counts and the records lost at the final flush are stamped on the stream clock like
+// everything else: on a TSC stream their DIAGNOSTIC_EVENT rows lie inside the run (they were
+// CLOCK_MONOTONIC ns read as ticks before, i.e. far outside it).
+TEST(CudaStreamClockTsc, CuptiLossesAreOnTheTimeline) {
+  if (!ProbeTickCounter().usable) GTEST_SKIP() << "no usable TSC here: " << ProbeTickCounter().reason;
+  TempDir dir;
+  CudaRun r = RunTraced(dir, {"basic"}, {{"GTRACE_CLOCK", "tsc"}});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  int64_t duration = db.Int("SELECT duration FROM ANALYSIS_DETAILS").value_or(-1);
+  ASSERT_GT(duration, 0);
+  EXPECT_EQ(db.Rows("SELECT severity, text FROM DIAGNOSTIC_EVENT ORDER BY timestamp"),
+            (Rows{"2|gtrace dropped 3 records (dropped by CUPTI)",
+                  "2|gtrace dropped 1 CUPTI records without an end (GPU work still running at the final flush)"}));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM DIAGNOSTIC_EVENT WHERE timestamp > 0 AND timestamp <= " +
+                   std::to_string(duration)),
+            2)
+      << "duration " << duration << "; rows: " << ::testing::PrintToString(db.Rows("SELECT timestamp FROM DIAGNOSTIC_EVENT"));
+}
+
 }  // namespace
 }  // namespace gt::test
