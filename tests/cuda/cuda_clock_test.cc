@@ -202,7 +202,8 @@ TEST(CudaStreamClockTsc, CuptiLossesAreOnTheTimeline) {
   EXPECT_EQ(db.Int("SELECT count(*) FROM DIAGNOSTIC_EVENT WHERE timestamp > 0 AND timestamp <= " +
                    std::to_string(duration)),
             2)
-      << "duration " << duration << "; rows: " << ::testing::PrintToString(db.Rows("SELECT timestamp FROM DIAGNOSTIC_EVENT"));
+      << "duration " << duration << "; timestamps: "
+      << ::testing::PrintToString(db.Rows("SELECT timestamp FROM DIAGNOSTIC_EVENT"));
 }
 
 }  // namespace
