@@ -14,7 +14,7 @@ inline constexpr uint32_t kCudaApiCalls = 40, kCudaKernels = 41, kCudaMemcpys = 
                           kCudaMemoryPoolEvents = 52, kCudaGraphLaunches = 53, kCudaGraphEvents = 54,
                           kCaptureWindows = 55, kCudaTraceInfo = 56, kCudaRecordLosses = 57,
                           kCudaKernelConfigs = 58, kCudaApiConfigs = 59, kCudaKernelBatches = 60,
-                          kCudaApiBatches = 61;
+                          kCudaApiBatches = 61, kCuptiClockPairs = 62;
 }
 namespace cuda_kernel_config {
 inline constexpr uint32_t kId = 1, kKernel = 2;
@@ -115,7 +115,10 @@ inline constexpr uint32_t kOpen = 1, kTsNs = 2, kReason = 3, kWindowIndex = 4, k
 namespace cuda_trace_info {
 inline constexpr uint32_t kCuptiPath = 1, kCuptiApiVersion = 2, kGraphTraceNodes = 3, kMemoryUsage = 4,
                           kClockCallback = 5, kCuptiClockOffsetNs = 6, kBufferSizeBytes = 7, kBufferCount = 8,
-                          kActivityKinds = 9, kCuptiPathSource = 10;
+                          kActivityKinds = 9, kCuptiPathSource = 10, kCuptiClockPairs = 11;
+}
+namespace cupti_clock_pair {
+inline constexpr uint32_t kCuptiNs = 1, kStreamClockNs = 2, kUncertaintyNs = 3;
 }
 namespace cuda_record_loss {
 inline constexpr uint32_t kTsNs = 1, kIncompleteRecords = 2, kUnknownKindRecords = 3;

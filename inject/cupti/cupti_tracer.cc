@@ -34,6 +34,8 @@ std::atomic<CuptiTracer*> g_tracer{nullptr};
 
 constexpr uint64_t kMinBufferBytes = 64u << 10;
 constexpr uint64_t kMaxBufferBytes = 8u << 20;
+// CuptiClockPair rate: as the stream's own calibration pairs (drain thread, every second).
+constexpr uint64_t kClockPairIntervalNs = 1000000000ull;
 
 void SetState(TracerState s) { g_tracer_state.store(static_cast<uint32_t>(s), std::memory_order_release); }
 TracerState GetState() { return static_cast<TracerState>(g_tracer_state.load(std::memory_order_acquire)); }
@@ -172,12 +174,27 @@ void CuptiTracer::SetUpClock() {
     clock_callback_ = true;
     return;
   }
-  // Fallback: CUPTI's own clock, mapped by the offset measured now (tightest of a few brackets).
-  // An offset maps ns onto ns only: on a tick stream clock the GPU times would be off the timeline.
+  clock_callback_ = false;
   if (StreamClockIsTicks()) {
+    // CUPTI keeps its own ns clock (older drivers refuse the callback) while the stream counts
+    // ticks: an offset cannot map one onto the other. The records keep CUPTI's times and the
+    // stream gets measured (CUPTI, ticks) pairs, now and from the drain thread; the reader maps
+    // CUPTI's times through them onto the ticks and then, as every tick, onto CLOCK_MONOTONIC.
+    if (ReadCuptiClock(&first_pair_)) {
+      clock_pairs_ = true;
+      ReportDiagnostic(field::enums::kSeverityInfo, "cupti",
+                       "CUPTI refused the timestamp callback: GPU times stay on CUPTI's clock and are converted "
+                       "onto the TSC stream clock through measured clock pairs",
+                       /*print=*/false);
+      return;
+    }
     ReportDiagnostic(field::enums::kSeverityWarning, "cupti",
-                     "CUPTI has no timestamp callback: GPU times are not on the TSC stream clock (use GTRACE_CLOCK=monotonic)");
+                     "CUPTI refused the timestamp callback and cuptiGetTimestamp failed: GPU times are not on the "
+                     "TSC stream clock (use GTRACE_CLOCK=monotonic)");
+    return;
   }
+  // A CLOCK_MONOTONIC stream: CUPTI's own clock, mapped by the offset measured now (tightest of a
+  // few brackets).
   uint64_t best_width = UINT64_MAX;
   for (int i = 0; i < 5; ++i) {
     uint64_t a = NowNs(), c = 0;
@@ -188,7 +205,36 @@ void CuptiTracer::SetUpClock() {
       clock_offset_ns_ = static_cast<int64_t>(c) - static_cast<int64_t>(a + (b - a) / 2);
     }
   }
-  clock_callback_ = false;
+}
+
+bool CuptiTracer::ReadCuptiClock(CuptiClockReading* out) {
+  if (api_.GetTimestamp == nullptr) return false;
+  uint64_t best = UINT64_MAX;
+  // Seven tries, as ReadClockPair (collector/clock.h): one preemption inside a bracket only widens
+  // that bracket, and the tightest is kept.
+  for (int i = 0; i < 7; ++i) {
+    uint64_t c = 0;
+    uint64_t a = StreamNow();
+    if (api_.GetTimestamp(&c) != CUPTI_SUCCESS) break;
+    uint64_t b = StreamNow();
+    if (b >= a && b - a < best && c != 0) {
+      best = b - a;
+      out->cupti_ns = c;
+      out->stream_ns = a + (b - a) / 2;
+      out->uncertainty_ns = b - a;
+    }
+  }
+  return best != UINT64_MAX;
+}
+
+void CuptiTracer::WriteClockPair(ChunkBuilder* chunk, const CuptiClockReading& pair) {
+  namespace f = field::cupti_clock_pair;
+  ProtoWriter& w = chunk->body();
+  w.BeginNested(field::chunk::kCuptiClockPairs);
+  w.Varint(f::kCuptiNs, pair.cupti_ns);
+  w.Varint(f::kStreamClockNs, pair.stream_ns);
+  w.Varint(f::kUncertaintyNs, pair.uncertainty_ns);
+  w.EndNested();
 }
 
 bool CuptiTracer::Start() {
@@ -445,6 +491,7 @@ void CuptiTracer::WriteTraceInfo(ChunkBuilder* chunk) {
   if (options_.memory_usage) w.Bool(f::kMemoryUsage, true);
   if (clock_callback_) w.Bool(f::kClockCallback, true);
   if (clock_offset_ns_ != 0) w.Int(f::kCuptiClockOffsetNs, clock_offset_ns_);
+  if (clock_pairs_) w.Bool(f::kCuptiClockPairs, true);
   w.Varint(f::kBufferSizeBytes, pool_.buffer_bytes());
   w.Varint(f::kBufferCount, pool_.count());
   for (int i = 0; i < window_kind_count_; ++i) w.String(f::kActivityKinds, KindName(window_kinds_[i]));
@@ -478,6 +525,11 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     WriteTraceInfo(chunk);
     info_session_ = session_id;
   }
+  if (clock_pairs_ && pair_session_ != session_id && state == TracerState::kActive) {
+    WriteClockPair(chunk, first_pair_);  // every stream of this process starts with the set-up pair
+    pair_session_ = session_id;
+    last_pair_ns_ = 0;  // and gets a fresh one below
+  }
   uint64_t now = NowNs();
   bool final = false;
   bool flushed = false;
@@ -505,12 +557,22 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     decoder_.DecodeBuffer(buffer, valid, chunk);
     pool_.Release(buffer);
   }
-  if (flushed) ReportDrops(chunk, now);  // once per flush: CUPTI calls stay rare on this thread
+  // Stream fields take the stream clock (ticks on a TSC stream); `now` (CLOCK_MONOTONIC) times the
+  // flushes and pairs only.
+  const uint64_t stream_now = StreamNow();
+  if (flushed) ReportDrops(chunk, stream_now);  // once per flush: CUPTI calls stay rare on this thread
+  // After the records just decoded, so that each of them lies before a pair: the last one comes
+  // with the final flush. Every second otherwise (the drain thread's calibration rate, clock.h).
+  if (clock_pairs_ && state == TracerState::kActive && (final || now - last_pair_ns_ >= kClockPairIntervalNs)) {
+    CuptiClockReading pair;
+    if (ReadCuptiClock(&pair)) WriteClockPair(chunk, pair);
+    last_pair_ns_ = now;
+  }
   if (capture != nullptr) {
     capture->DrainCallbacks();
     if (final) capture->Finish();  // after the last buffers and drop count of the forced flush
   }
-  decoder_.EmitPending(chunk, now);
+  decoder_.EmitPending(chunk, stream_now);
   uint64_t declined = pool_.declined();
   if (declined != declined_reported_) {
     if (declined_reported_ == 0) {  // one line for the user; the counts go to the stream

@@ -89,6 +89,15 @@ class CuptiTracer {
   bool Fail(const std::string& why);
   bool Subscribe();
   void SetUpClock();
+  // One (CUPTI clock, stream clock) pair: the tightest (StreamNow, cuptiGetTimestamp, StreamNow)
+  // bracket of a few tries. False when CUPTI gives no timestamp. SetUpClock and the drain thread.
+  struct CuptiClockReading {
+    uint64_t cupti_ns = 0;
+    uint64_t stream_ns = 0;       // stream clock (ticks) at the middle of the bracket
+    uint64_t uncertainty_ns = 0;  // bracket width, stream clock units
+  };
+  bool ReadCuptiClock(CuptiClockReading* out);
+  void WriteClockPair(ChunkBuilder* chunk, const CuptiClockReading& pair);
   void EnableKind(CUpti_ActivityKind kind, bool on);
   void EnableWindowCallbacks(bool on);
   void ApplyWindow(bool open);
@@ -104,6 +113,14 @@ class CuptiTracer {
   uint32_t pid_ = 0;
   bool clock_callback_ = false;
   int64_t clock_offset_ns_ = 0;
+  // CUPTI refused the timestamp callback on a tick stream: its records keep CUPTI's own times and the
+  // stream carries CuptiClockPairs (schema/cuda.proto) for the reader's conversion. The first pair
+  // is read in SetUpClock (before any activity kind is on) and written by the drain thread at the
+  // first Emit of each session; later ones every kClockPairIntervalNs and with the final flush.
+  bool clock_pairs_ = false;
+  CuptiClockReading first_pair_;
+  uint64_t pair_session_ = 0;   // drain thread: session that got first_pair_
+  uint64_t last_pair_ns_ = 0;   // drain thread: NowNs() of the last pair written
   CUpti_ActivityKind window_kinds_[16] = {};
   int window_kind_count_ = 0;
   uint32_t kind_failures_ = 0;  // bit per window kind index whose enable failed (reported once)

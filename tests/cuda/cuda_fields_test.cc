@@ -51,6 +51,7 @@ TEST(CudaFields, ChunkFieldsMatchDescriptor) {
   EXPECT_FIELD(Chunk, "cuda_api_configs", c::kCudaApiConfigs);
   EXPECT_FIELD(Chunk, "cuda_kernel_batches", c::kCudaKernelBatches);
   EXPECT_FIELD(Chunk, "cuda_api_batches", c::kCudaApiBatches);
+  EXPECT_FIELD(Chunk, "cupti_clock_pairs", c::kCuptiClockPairs);
   const google::protobuf::Descriptor* chunk = schema::Chunk::descriptor();
   for (int i = 0; i < chunk->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = chunk->field(i);
@@ -325,6 +326,13 @@ TEST(CudaFields, MessageFieldsMatchDescriptor) {
     EXPECT_FIELD(CudaTraceInfo, "buffer_count", f::kBufferCount);
     EXPECT_FIELD(CudaTraceInfo, "activity_kinds", f::kActivityKinds);
     EXPECT_FIELD(CudaTraceInfo, "cupti_path_source", f::kCuptiPathSource);
+    EXPECT_FIELD(CudaTraceInfo, "cupti_clock_pairs", f::kCuptiClockPairs);
+  }
+  {
+    namespace f = field::cupti_clock_pair;
+    EXPECT_FIELD(CuptiClockPair, "cupti_ns", f::kCuptiNs);
+    EXPECT_FIELD(CuptiClockPair, "stream_clock_ns", f::kStreamClockNs);
+    EXPECT_FIELD(CuptiClockPair, "uncertainty_ns", f::kUncertaintyNs);
   }
   {
     namespace f = field::cuda_record_loss;

@@ -15,7 +15,9 @@
  *
  * Environment knobs (read at cuptiSubscribe): FAKE_CUPTI_SUBSCRIBE_RESULT=<CUptiResult>,
  * FAKE_CUPTI_HOLDER=<name> (reported with result 39), FAKE_CUPTI_VERSION=<n>,
- * FAKE_CUPTI_NO_TIMESTAMP_CALLBACK=1, FAKE_CUPTI_LOG=<file> (one line per CUPTI call gtrace made).
+ * FAKE_CUPTI_NO_TIMESTAMP_CALLBACK=1, FAKE_CUPTI_LOG=<file> (one line per CUPTI call gtrace made),
+ * FAKE_CUPTI_OWN_CLOCK=<offset_ns>:<ppm> (without the callback, CUPTI's clock is CLOCK_MONOTONIC *
+ * (1 + ppm/1e6) + offset_ns instead of CLOCK_REALTIME, and GPU spans are scaled by the same rate).
  * A CUPTI call made in a forked child of the subscribing process is a violation: the fake prints
  * "fake-cupti: VIOLATION ..." on stderr and, for cuptiActivityFlushAll (which hangs with the real
  * CUPTI there), exits the child with status 86.
@@ -102,7 +104,8 @@ uint64_t fake_RecordsDeclined(void);
  * The fake driver answers cuDeviceGetCount & co. only once fake_cuInit has returned; the context of
  * fake_ContextCreate becomes current on the calling thread (cuCtxGetCurrent) and makes its device's
  * primary context "active". */
-/* The CUPTI clock (gtrace's timestamp callback when registered, else CLOCK_REALTIME). */
+/* The CUPTI clock (gtrace's timestamp callback when registered, else CLOCK_REALTIME or
+ * FAKE_CUPTI_OWN_CLOCK's). */
 uint64_t fake_CuptiNow(void);
 /* 1 while gtrace has PM sampling started on `device`. */
 int fake_PmRunning(uint32_t device);

@@ -92,10 +92,40 @@ State& S() {
 
 uint32_t Tid() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
 
+// FAKE_CUPTI_OWN_CLOCK=<offset_ns>:<ppm>: without gtrace's callback, CUPTI's own clock is
+// CLOCK_MONOTONIC * (1 + ppm / 1e6) + offset_ns instead of CLOCK_REALTIME: a clock with its own
+// offset and rate, like a GPU timer that is neither the TSC nor CLOCK_MONOTONIC. Tests invert it
+// exactly.
+namespace {
+struct OwnClock {
+  bool on = false;
+  int64_t offset_ns = 0;
+  int64_t ppm = 0;
+};
+const OwnClock& Own() {
+  static const OwnClock c = [] {
+    OwnClock o;
+    const char* v = getenv("FAKE_CUPTI_OWN_CLOCK");
+    if (v == nullptr || *v == '\0') return o;
+    char* end = nullptr;
+    o.offset_ns = strtoll(v, &end, 10);
+    if (end != nullptr && *end == ':') o.ppm = strtoll(end + 1, nullptr, 10);
+    o.on = true;
+    return o;
+  }();
+  return c;
+}
+}  // namespace
+
 uint64_t Now() {
   CUpti_TimestampCallbackFunc ts = S().timestamp;
   if (ts != nullptr) return ts();
   timespec t;
+  if (Own().on) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    __int128 m = static_cast<__int128>(t.tv_sec) * 1000000000 + t.tv_nsec;
+    return static_cast<uint64_t>(m + m * Own().ppm / 1000000 + Own().offset_ns);
+  }
   clock_gettime(CLOCK_REALTIME, &t);
   return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
 }
@@ -141,6 +171,9 @@ void CalibrateSpan(CUpti_TimestampCallbackFunc ts) {
 }  // namespace
 
 uint64_t Span(uint64_t ns) {
+  if (S().timestamp == nullptr && Own().on) {  // CUPTI's own clock runs at 1 + ppm / 1e6 per ns
+    return static_cast<uint64_t>(static_cast<__int128>(ns) * (1000000 + Own().ppm) / 1000000);
+  }
   uint64_t num = g_span_num.load(std::memory_order_relaxed), den = g_span_den.load(std::memory_order_relaxed);
   return static_cast<uint64_t>(static_cast<unsigned __int128>(ns) * num / den);
 }

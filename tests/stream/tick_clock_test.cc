@@ -85,6 +85,46 @@ TEST(ChunkTimes, DeltaChainsDurationsAndAbsoluteFields) {
   EXPECT_EQ(k.nccl(0).gpu_timer_ns(), 123456u);
 }
 
+// CUPTI refused the timestamp callback: the times from its activity records are CUPTI's own ns and
+// go through the CUPTI clock; what gtrace recorded itself (NVTX, graph launches, losses, the pairs'
+// tick readings) through the tick clock, in the same chunk.
+TEST(ChunkTimes, CuptiRecordTimesGoThroughTheCuptiClock) {
+  TickClock ticks;
+  ASSERT_TRUE(ticks.Build({{3000, 1000}, {3000000, 1000000}}));  // 3 ticks per ns
+  TickClock cupti;
+  ASSERT_TRUE(cupti.Build({{500000, 1000}, {2500000, 1001000}}));  // 2 CUPTI ns per ns, its own origin
+  schema::Chunk k;  // a process-level chunk: base 0, the first delta of each chain is absolute
+  auto* kernel = k.add_cuda_kernels();
+  kernel->set_start_delta_ns(520000);  // CUPTI 520000 = 11000 ns
+  kernel->set_duration_ns(4000);       // 2000 ns
+  auto* kernel2 = k.add_cuda_kernels();
+  kernel2->set_start_delta_ns(2000);  // CUPTI 522000 = 12000 ns
+  auto* api = k.add_cuda_api_calls();
+  api->set_start_delta_ns(510000);  // 6000 ns
+  api->set_duration_ns(30000);      // 15000 ns
+  k.add_cuda_memsets()->set_start_delta_ns(540000);              // 21000 ns
+  k.add_cuda_events()->set_device_timestamp_ns(520000);          // 11000 ns
+  k.add_cuda_memory_events()->set_ts_delta_ns(520000);           // 11000 ns
+  k.add_nvtx()->set_ts_delta_ns(33000);                          // ticks: 11000 ns
+  k.add_cuda_graph_launches()->set_ts_delta_ns(36000);           // ticks: 12000 ns
+  auto* pair = k.add_cupti_clock_pairs();
+  pair->set_cupti_ns(520000);
+  pair->set_stream_clock_ns(33000);  // ticks: 11000 ns
+  ConvertChunkTimes(ticks, &k, &cupti);
+  EXPECT_EQ(k.cuda_kernels(0).start_delta_ns(), 11000);
+  EXPECT_EQ(k.cuda_kernels(0).duration_ns(), 2000u);
+  EXPECT_EQ(k.cuda_kernels(1).start_delta_ns(), 1000);
+  EXPECT_EQ(k.cuda_api_calls(0).start_delta_ns(), 6000);
+  EXPECT_EQ(k.cuda_api_calls(0).duration_ns(), 15000u);
+  EXPECT_EQ(k.cuda_memsets(0).start_delta_ns(), 21000);
+  EXPECT_EQ(k.cuda_events(0).device_timestamp_ns(), 11000u);
+  EXPECT_EQ(k.cuda_memory_events(0).ts_delta_ns(), 11000);
+  EXPECT_EQ(k.nvtx(0).ts_delta_ns(), 11000);
+  EXPECT_EQ(k.cuda_graph_launches(0).ts_delta_ns(), 12000);
+  EXPECT_EQ(k.cupti_clock_pairs(0).stream_clock_ns(), 11000u);
+  EXPECT_EQ(k.cupti_clock_pairs(0).cupti_ns(), 520000u);  // CUPTI's reading stays as recorded
+}
+
 // Every `*_ns` field reachable from Chunk is either converted by ConvertChunkTimes or listed here as
 // not on the stream clock. A new time field fails this test until chunk_times.cc handles it.
 void CollectNsFields(const google::protobuf::Descriptor* d, std::set<std::string>* seen, std::set<std::string>* out) {
@@ -110,6 +150,7 @@ TEST(ChunkTimes, EveryNsFieldIsConvertedOrDeliberatelyLeft) {
       "CudaGraphTrace.start_delta_ns", "CudaGraphTrace.duration_ns", "CudaOverhead.start_delta_ns",
       "CudaOverhead.duration_ns", "CudaMemoryEvent.ts_delta_ns", "CudaMemoryPoolEvent.ts_delta_ns",
       "CudaGraphLaunch.ts_delta_ns", "CudaGraphEvent.ts_delta_ns", "CaptureWindowEvent.ts_ns", "CudaRecordLoss.ts_ns",
+      "CuptiClockPair.stream_clock_ns",
       "NcclEvent.ts_delta_ns", "NcclComm.init_ts_ns", "NcclPoolStats.ts_ns",
       "GpuMetricsDevice.ts_ns", "GpuMetricsSample.end_delta_ns", "GpuMetricsSample.duration_ns", "GpuMetricsLoss.ts_ns",
       "RangeMetricsResult.pass_start_ns", "RangeMetricsResult.pass_end_ns",
@@ -118,7 +159,9 @@ TEST(ChunkTimes, EveryNsFieldIsConvertedOrDeliberatelyLeft) {
       "CpuSample.ts_delta_ns", "CpuSamplingLoss.ts_ns"};
   const std::set<std::string> not_stream_clock = {
       "ClockSnapshot.realtime_ns", "ClockSnapshot.uncertainty_ns", "ClockSnapshot.monotonic_ns",
-      "CudaTraceInfo.cupti_clock_offset_ns", "NcclEvent.gpu_timer_ns", "GpuMetricsConfig.sampling_interval_ns",
+      "CudaTraceInfo.cupti_clock_offset_ns", "NcclEvent.gpu_timer_ns",
+      // CUPTI's own clock and the pair's bracket: the reader builds the CUPTI conversion from them.
+      "CuptiClockPair.cupti_ns", "CuptiClockPair.uncertainty_ns", "GpuMetricsConfig.sampling_interval_ns",
       "GpuMetricsDevice.sampling_interval_ns", "GpuMetricsDevice.clock_offset_ns", "CallStackClassThreshold.threshold_ns",
       "OsrtConfig.threshold_ns", "OsrtConfig.backtrace_threshold_ns",
       // CPU time (the cpu-clock count between two samples of a thread), not a point in time.
@@ -254,6 +297,71 @@ TEST(TickStream, TickStreamWithoutAnyPairIsAClearError) {
   Status st = reader.Open(dir.File("bad.gtrace"));
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("without a usable calibration pair"), std::string::npos) << st.message();
+}
+
+// A TSC stream with CuptiClockPairs: the reader maps CUPTI's times through the pairs (whose tick
+// readings go through the tick clock), so a kernel lands where the NVTX event recorded at the same
+// instant does.
+TEST(TickStream, CuptiClockPairsPutCuptiTimesOnTheStreamTimeline) {
+  test::TempDir dir;
+  schema::Chunk pairs;  // the drain thread's process-level chunk (base 0)
+  pairs.set_sequence_id(2);
+  auto* p1 = pairs.add_cupti_clock_pairs();
+  p1->set_cupti_ns(7000000);
+  p1->set_stream_clock_ns(5000000);  // 2000000 ns
+  auto* p2 = pairs.add_cupti_clock_pairs();
+  p2->set_cupti_ns(10000000);
+  p2->set_stream_clock_ns(10000000);  // 4000000 ns: CUPTI's clock runs 1.5 ns per ns here
+  auto* kernel = pairs.add_cuda_kernels();
+  kernel->set_start_delta_ns(8500000);  // CUPTI 8500000 = 3000000 ns
+  kernel->set_duration_ns(1500);        // 1000 ns
+  // 2.5 ticks per ns; the NVTX push at tick 7500000 = 3000000 ns.
+  std::string bytes = StreamBytes(Header(schema::CLOCK_ID_TSC, 2500000, 1000000),
+                                  {NvtxChunk(7500000, {0}), pairs, Pair(12500000, 5000000)});
+  std::ofstream(dir.File("c.gtrace"), std::ios::binary) << bytes;
+  StreamReader reader;
+  Status st = reader.Open(dir.File("c.gtrace"));
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(reader.cupti_clock().active());
+  EXPECT_EQ(reader.cupti_clock().pair_count(), 2u);
+  std::vector<uint64_t> nvtx_ns, kernel_ns, pair_ns;
+  uint64_t kernel_duration = 0;
+  schema::Chunk c;
+  bool has = true;
+  while (reader.Next(&c, &has).ok() && has) {
+    for (const auto& e : c.nvtx()) nvtx_ns.push_back(c.base_ns() + static_cast<uint64_t>(e.ts_delta_ns()));
+    for (const auto& k : c.cuda_kernels()) {
+      kernel_ns.push_back(c.base_ns() + static_cast<uint64_t>(k.start_delta_ns()));
+      kernel_duration = k.duration_ns();
+    }
+    for (const auto& p : c.cupti_clock_pairs()) pair_ns.push_back(p.stream_clock_ns());
+  }
+  EXPECT_EQ(nvtx_ns, (std::vector<uint64_t>{3000000}));
+  EXPECT_EQ(kernel_ns, (std::vector<uint64_t>{3000000}));
+  EXPECT_EQ(kernel_duration, 1000u);
+  EXPECT_EQ(pair_ns, (std::vector<uint64_t>{2000000, 4000000}));
+}
+
+// Without CuptiClockPairs (CUPTI took gtrace's callback) CUPTI's times are ticks like the rest.
+TEST(TickStream, WithoutCuptiClockPairsKernelsAreTicks) {
+  test::TempDir dir;
+  schema::Chunk kernels;
+  kernels.set_sequence_id(2);
+  kernels.add_cuda_kernels()->set_start_delta_ns(7500000);  // ticks: 3000000 ns
+  std::string bytes = StreamBytes(Header(schema::CLOCK_ID_TSC, 2500000, 1000000),
+                                  {kernels, Pair(12500000, 5000000)});
+  std::ofstream(dir.File("k.gtrace"), std::ios::binary) << bytes;
+  StreamReader reader;
+  Status st = reader.Open(dir.File("k.gtrace"));
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_FALSE(reader.cupti_clock().active());
+  schema::Chunk c;
+  bool has = true;
+  std::vector<uint64_t> kernel_ns;
+  while (reader.Next(&c, &has).ok() && has) {
+    for (const auto& k : c.cuda_kernels()) kernel_ns.push_back(c.base_ns() + static_cast<uint64_t>(k.start_delta_ns()));
+  }
+  EXPECT_EQ(kernel_ns, (std::vector<uint64_t>{3000000}));
 }
 
 }  // namespace

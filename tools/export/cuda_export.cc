@@ -251,8 +251,10 @@ class CudaExport final : public ExportModule {
         {"CUPTI_API_VERSION", std::to_string(info.cupti_api_version())},
         {"CUDA_GRAPH_TRACE", info.graph_trace_nodes() ? "node" : "graph"},
         {"CUDA_MEMORY_USAGE", info.memory_usage() ? "true" : "false"},
-        {"CUPTI_CLOCK", info.clock_callback() ? "gtrace timestamp callback"
-                                              : "CUPTI clock, offset " + std::to_string(info.cupti_clock_offset_ns()) + " ns"},
+        {"CUPTI_CLOCK",
+         info.clock_callback()      ? "gtrace timestamp callback"
+         : info.cupti_clock_pairs() ? "CUPTI clock, converted through measured clock pairs"
+                                    : "CUPTI clock, offset " + std::to_string(info.cupti_clock_offset_ns()) + " ns"},
         {"CUPTI_BUFFERS", std::to_string(info.buffer_count()) + " x " + std::to_string(info.buffer_size_bytes()) + " B"},
         {"CUPTI_ACTIVITY_KINDS", kinds},
     };

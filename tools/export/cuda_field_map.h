@@ -244,6 +244,7 @@ inline constexpr CudaFieldDestination kCudaFieldMap[] = {
     {"CudaTraceInfo", "buffer_count", "META_DATA_CAPTURE PROCESS_n:CUPTI_BUFFERS"},
     {"CudaTraceInfo", "activity_kinds", "META_DATA_CAPTURE PROCESS_n:CUPTI_ACTIVITY_KINDS"},
     {"CudaTraceInfo", "cupti_path_source", "META_DATA_CAPTURE PROCESS_n:CUPTI_PATH_SOURCE"},
+    {"CudaTraceInfo", "cupti_clock_pairs", "META_DATA_CAPTURE PROCESS_n:CUPTI_CLOCK"},
 
     {"CudaRecordLoss", "ts_ns", "DIAGNOSTIC_EVENT.timestamp"},
     {"CudaRecordLoss", "incomplete_records", "DIAGNOSTIC_EVENT.text, META_DATA_CAPTURE PROCESS_n:DROPPED_RECORDS"},
@@ -264,6 +265,10 @@ inline constexpr CudaFieldDestination kCudaFieldMap[] = {
     {"CudaApiBatch", "start_delta_ns", "CudaApiCall.start_delta_ns (expanded by the reader)"},
     {"CudaApiBatch", "duration_ns", "CudaApiCall.duration_ns (expanded by the reader)"},
     {"CudaApiBatch", "correlation_id_delta", "CudaApiCall.correlation_id (expanded by the reader)"},
+
+    {"CuptiClockPair", "cupti_ns", "not exported: the reader converts CUPTI's times with it (chunk_times.h)"},
+    {"CuptiClockPair", "stream_clock_ns", "not exported: the reader converts CUPTI's times with it"},
+    {"CuptiClockPair", "uncertainty_ns", "not exported: the bracket of the pair (the conversion's error bound)"},
 };
 
 }  // namespace gt::exporter

@@ -29,15 +29,54 @@ constexpr char kInsertEvent[] =
     "textId, domainId, uint64Value, int64Value, doubleValue, uint32Value, int32Value, floatValue, jsonTextId, "
     "jsonText, binaryData) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
+// What a row needs of an NvtxEvent. Open ranges keep this instead of a copy of the message: a
+// protobuf copy and destruction per range was ~5 % of an NVTX-heavy export's CPU (bench/results/
+// 2026-11-26-export-floor-10m.md).
+struct EventFields {
+  uint64_t range_id = 0;
+  uint64_t string_id = 0;
+  uint64_t registered_string_id = 0;
+  uint32_t category = 0;
+  uint32_t domain_id = 0;
+  bool has_color = false;
+  uint32_t color_argb = 0;
+  schema::NvtxEvent::PayloadCase payload = schema::NvtxEvent::PAYLOAD_NOT_SET;
+  int64_t payload_int = 0;     // uint64 (as its bits), int64, uint32, int32
+  double payload_real = 0;     // double, float
+
+  EventFields() = default;
+  explicit EventFields(const schema::NvtxEvent& e)
+      : range_id(e.range_id()),
+        string_id(e.string_id()),
+        registered_string_id(e.registered_string_id()),
+        category(e.category()),
+        domain_id(e.domain_id()),
+        has_color(e.has_color_argb()),
+        color_argb(e.color_argb()),
+        payload(e.payload_case()) {
+    switch (payload) {
+      case schema::NvtxEvent::kPayloadUint64: payload_int = static_cast<int64_t>(e.payload_uint64()); break;
+      case schema::NvtxEvent::kPayloadInt64: payload_int = e.payload_int64(); break;
+      case schema::NvtxEvent::kPayloadUint32: payload_int = e.payload_uint32(); break;
+      case schema::NvtxEvent::kPayloadInt32: payload_int = e.payload_int32(); break;
+      case schema::NvtxEvent::kPayloadDouble: payload_real = e.payload_double(); break;
+      case schema::NvtxEvent::kPayloadFloat: payload_real = e.payload_float(); break;
+      default: break;
+    }
+  }
+};
+
 // An event waiting for its end.
 struct Open {
   int64_t start_ns = 0;
   uint32_t tid = 0;
-  schema::NvtxEvent event;
+  EventFields event;
 };
 
+using Stack = std::vector<std::optional<Open>>;  // open push/pop ranges by nesting level
+
 struct StreamState {
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<std::optional<Open>>> stacks;  // (tid, domain) -> by level
+  std::map<std::pair<uint32_t, uint32_t>, Stack> stacks;  // (tid, domain) -> by level
   std::unordered_map<uint64_t, Open> started;  // range id -> START
   std::unordered_map<uint64_t, std::string> registered;  // registered string id -> text
   std::set<std::pair<uint32_t, uint64_t>> schemas_written;  // (domain, schema id)
@@ -55,6 +94,8 @@ class NvtxExport final : public ExportModule {
 
   Status BeginStream(ExportContext&, StreamContext&) override {
     state_ = StreamState();
+    last_stack_ = nullptr;
+    has_last_tid_ = false;
     return Status::Ok();
   }
 
@@ -62,9 +103,8 @@ class NvtxExport final : public ExportModule {
     Status st;
     for (const schema::NvtxRegisteredString& r : chunk.nvtx_strings()) state_.registered[r.id()] = r.text();
     for (const schema::NvtxDomain& d : chunk.nvtx_domains()) {
-      schema::NvtxEvent e;
       if (!(st = Row(ctx, s, kNvtxDomainCreate, s.ToSessionNs(d.create_ts_ns()), std::nullopt, d.create_tid(),
-                     std::nullopt, d.domain_id(), e, d.name()))
+                     std::nullopt, d.domain_id(), EventFields(), d.name()))
                .ok()) {
         return st;
       }
@@ -80,31 +120,31 @@ class NvtxExport final : public ExportModule {
       int64_t t = s.ToSessionNs(ts);
       switch (e.kind()) {
         case schema::NVTX_EVENT_KIND_PUSH: {
-          auto& stack = state_.stacks[{tid, e.domain_id()}];
+          Stack& stack = StackOf(tid, e.domain_id());
           size_t level = e.depth();
           // Ranges at this level or deeper that are still open lost their pop (dropped record).
           if (!(st = FlushFrom(ctx, s, &stack, level)).ok()) return st;
           stack.resize(level + 1);
-          stack[level] = Open{t, tid, e};
+          stack[level] = Open{t, tid, EventFields(e)};
           break;
         }
         case schema::NVTX_EVENT_KIND_POP: {
-          auto it = state_.stacks.find({tid, e.domain_id()});
+          Stack& stack = StackOf(tid, e.domain_id());
           size_t level = e.depth();
-          if (it == state_.stacks.end() || it->second.size() <= level || !it->second[level].has_value()) {
+          if (stack.size() <= level || !stack[level].has_value()) {
             ++state_.unmatched_pops;  // its push was dropped or came before the capture
             break;
           }
-          Open open = std::move(*it->second[level]);
-          it->second[level].reset();
-          if (!(st = FlushFrom(ctx, s, &it->second, level + 1)).ok()) return st;
-          it->second.resize(level);
-          st = Row(ctx, s, kNvtxPushPop, open.start_ns, t, open.tid, std::nullopt, open.event.domain_id(), open.event);
+          Open open = *stack[level];
+          stack[level].reset();
+          if (!(st = FlushFrom(ctx, s, &stack, level + 1)).ok()) return st;
+          stack.resize(level);
+          st = Row(ctx, s, kNvtxPushPop, open.start_ns, t, open.tid, std::nullopt, open.event.domain_id, open.event);
           if (!st.ok()) return st;
           break;
         }
         case schema::NVTX_EVENT_KIND_START:
-          state_.started[e.range_id()] = Open{t, tid, e};
+          state_.started[e.range_id()] = Open{t, tid, EventFields(e)};
           break;
         case schema::NVTX_EVENT_KIND_END: {
           auto it = state_.started.find(e.range_id());
@@ -112,27 +152,25 @@ class NvtxExport final : public ExportModule {
             ++state_.unmatched_ends;
             break;
           }
-          Open open = std::move(it->second);
+          Open open = it->second;
           state_.started.erase(it);
-          st = Row(ctx, s, kNvtxStartEnd, open.start_ns, t, open.tid, tid, open.event.domain_id(), open.event);
+          st = Row(ctx, s, kNvtxStartEnd, open.start_ns, t, open.tid, tid, open.event.domain_id, open.event);
           if (!st.ok()) return st;
           break;
         }
         case schema::NVTX_EVENT_KIND_MARK:
-          st = Row(ctx, s, kNvtxMark, t, std::nullopt, tid, std::nullopt, e.domain_id(), e);
+          st = Row(ctx, s, kNvtxMark, t, std::nullopt, tid, std::nullopt, e.domain_id(), EventFields(e));
           break;
         case schema::NVTX_EVENT_KIND_NAME_CATEGORY:
-          st = Row(ctx, s, kNvtxCategory, t, std::nullopt, tid, std::nullopt, e.domain_id(), e);
+          st = Row(ctx, s, kNvtxCategory, t, std::nullopt, tid, std::nullopt, e.domain_id(), EventFields(e));
           break;
         case schema::NVTX_EVENT_KIND_NAME_THREAD:
           s.threads[e.named_tid()].nvtx_name = std::string(s.Text(e.string_id()));
-          st = Row(ctx, s, kNvtxThread, t, std::nullopt, e.named_tid(), std::nullopt, 0, e);
+          st = Row(ctx, s, kNvtxThread, t, std::nullopt, e.named_tid(), std::nullopt, 0, EventFields(e));
           break;
-        case schema::NVTX_EVENT_KIND_DOMAIN_DESTROY: {
-          schema::NvtxEvent bare;
-          st = Row(ctx, s, kNvtxDomainDestroy, t, std::nullopt, tid, std::nullopt, e.domain_id(), bare);
+        case schema::NVTX_EVENT_KIND_DOMAIN_DESTROY:
+          st = Row(ctx, s, kNvtxDomainDestroy, t, std::nullopt, tid, std::nullopt, e.domain_id(), EventFields());
           break;
-        }
         default:
           break;
       }
@@ -149,7 +187,7 @@ class NvtxExport final : public ExportModule {
     }
     for (auto& [id, o] : state_.started) {
       ++state_.dangling;
-      Status st = Row(ctx, s, kNvtxStartEnd, o.start_ns, std::nullopt, o.tid, std::nullopt, o.event.domain_id(), o.event);
+      Status st = Row(ctx, s, kNvtxStartEnd, o.start_ns, std::nullopt, o.tid, std::nullopt, o.event.domain_id, o.event);
       if (!st.ok()) return st;
     }
     uint64_t open_count = state_.dangling;
@@ -170,12 +208,12 @@ class NvtxExport final : public ExportModule {
 
  private:
   // Writes the open ranges of `stack` from `level` up as ranges without an end.
-  Status FlushFrom(ExportContext& ctx, StreamContext& s, std::vector<std::optional<Open>>* stack, size_t level) {
+  Status FlushFrom(ExportContext& ctx, StreamContext& s, Stack* stack, size_t level) {
     for (size_t i = level; i < stack->size(); ++i) {
       std::optional<Open>& o = (*stack)[i];
       if (!o) continue;
       ++state_.dangling;
-      Status st = Row(ctx, s, kNvtxPushPop, o->start_ns, std::nullopt, o->tid, std::nullopt, o->event.domain_id(),
+      Status st = Row(ctx, s, kNvtxPushPop, o->start_ns, std::nullopt, o->tid, std::nullopt, o->event.domain_id,
                       o->event);
       if (!st.ok()) return st;
       o.reset();
@@ -185,7 +223,7 @@ class NvtxExport final : public ExportModule {
 
   // One NVTX_EVENTS row. `name_override` replaces the event's message (domain rows).
   Status Row(ExportContext& ctx, StreamContext& s, int64_t type, int64_t start, std::optional<int64_t> end,
-             uint32_t tid, std::optional<uint32_t> end_tid, uint32_t domain_id, const schema::NvtxEvent& e,
+             uint32_t tid, std::optional<uint32_t> end_tid, uint32_t domain_id, const EventFields& e,
              std::optional<std::string_view> name_override = std::nullopt) {
     Status st;
     Statement* ins = ctx.Insert("NVTX_EVENTS", kInsertEvent, &st);
@@ -193,14 +231,15 @@ class NvtxExport final : public ExportModule {
     ctx.NoteTime(end.value_or(start));
     ins->Int(1, start).OptInt(2, end).Int(3, type);
     if (type == kNvtxStartEnd) {
-      ins->Int(4, static_cast<int64_t>(e.range_id()));
+      ins->Int(4, static_cast<int64_t>(e.range_id));
     }
-    if (e.category() != 0 || type == kNvtxCategory) ins->Int(5, e.category());
-    if (e.has_color_argb()) ins->Int(6, e.color_argb());
+    if (e.category != 0 || type == kNvtxCategory) ins->Int(5, e.category);
+    if (e.has_color) ins->Int(6, e.color_argb);
+    // Texts bound without a copy: the chunk (domain names) and the stream's interned strings outlive Run.
     if (name_override) {
-      ins->Text(7, *name_override);
-    } else if (e.registered_string_id() != 0) {
-      auto it = state_.registered.find(e.registered_string_id());
+      ins->StaticText(7, *name_override);
+    } else if (e.registered_string_id != 0) {
+      auto it = state_.registered.find(e.registered_string_id);
       if (it != state_.registered.end()) {
         int64_t sid = 0;
         if (!(st = ctx.StringId(it->second, &sid)).ok()) return st;
@@ -208,35 +247,44 @@ class NvtxExport final : public ExportModule {
       } else {
         ++state_.unknown_registered;
       }
-    } else if (e.string_id() != 0) {
-      ins->Text(7, s.Text(e.string_id()));
+    } else if (e.string_id != 0) {
+      ins->StaticText(7, s.Text(e.string_id));
     }
-    ins->Int(8, s.GlobalTid(tid));
-    if (end_tid) ins->Int(9, s.GlobalTid(*end_tid));
+    ins->Int(8, GlobalTid(s, tid));
+    if (end_tid) ins->Int(9, GlobalTid(s, *end_tid));
     ins->Int(11, domain_id);
-    switch (e.payload_case()) {
-      case schema::NvtxEvent::kPayloadUint64:
-        ins->Int(12, static_cast<int64_t>(e.payload_uint64()));
-        break;
-      case schema::NvtxEvent::kPayloadInt64:
-        ins->Int(13, e.payload_int64());
-        break;
-      case schema::NvtxEvent::kPayloadDouble:
-        ins->Real(14, e.payload_double());
-        break;
-      case schema::NvtxEvent::kPayloadUint32:
-        ins->Int(15, e.payload_uint32());
-        break;
-      case schema::NvtxEvent::kPayloadInt32:
-        ins->Int(16, e.payload_int32());
-        break;
-      case schema::NvtxEvent::kPayloadFloat:
-        ins->Real(17, e.payload_float());
-        break;
-      default:
-        break;
+    switch (e.payload) {
+      case schema::NvtxEvent::kPayloadUint64: ins->Int(12, e.payload_int); break;
+      case schema::NvtxEvent::kPayloadInt64: ins->Int(13, e.payload_int); break;
+      case schema::NvtxEvent::kPayloadDouble: ins->Real(14, e.payload_real); break;
+      case schema::NvtxEvent::kPayloadUint32: ins->Int(15, e.payload_int); break;
+      case schema::NvtxEvent::kPayloadInt32: ins->Int(16, e.payload_int); break;
+      case schema::NvtxEvent::kPayloadFloat: ins->Real(17, e.payload_real); break;
+      default: break;
     }
     return ins->Run();
+  }
+
+  // The push/pop stack of (tid, domain). Events come in per-thread chunks, so the last one asked
+  // for is usually asked again: one comparison instead of a map lookup per push and pop.
+  Stack& StackOf(uint32_t tid, uint32_t domain_id) {
+    std::pair<uint32_t, uint32_t> key{tid, domain_id};
+    if (last_stack_ == nullptr || last_stack_key_ != key) {
+      last_stack_ = &state_.stacks[key];  // std::map: the element's address is stable
+      last_stack_key_ = key;
+    }
+    return *last_stack_;
+  }
+
+  // StreamContext::GlobalTid (a map lookup that also marks the thread used), for the same thread
+  // row after row.
+  int64_t GlobalTid(StreamContext& s, uint32_t tid) {
+    if (!has_last_tid_ || last_tid_ != tid) {
+      last_global_tid_ = s.GlobalTid(tid);
+      last_tid_ = tid;
+      has_last_tid_ = true;
+    }
+    return last_global_tid_;
   }
 
   Status WriteSchema(ExportContext& ctx, const schema::NvtxPayloadSchema& p) {
@@ -273,6 +321,11 @@ class NvtxExport final : public ExportModule {
   }
 
   StreamState state_;
+  Stack* last_stack_ = nullptr;  // into state_.stacks (StackOf)
+  std::pair<uint32_t, uint32_t> last_stack_key_{0, 0};
+  bool has_last_tid_ = false;  // GlobalTid's one-entry cache, per stream
+  uint32_t last_tid_ = 0;
+  int64_t last_global_tid_ = 0;
 };
 
 }  // namespace

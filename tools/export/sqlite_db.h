@@ -29,6 +29,9 @@ class Statement {
   Statement& Null(int index);
   Statement& Real(int index, double value);
   Statement& Text(int index, std::string_view value);
+  // Binds without a copy: `value` must stay valid until Run (or Reset) — e.g. a stream's interned
+  // strings. The hot rows' texts (NVTX names) take this path; SQLite copies at step anyway.
+  Statement& StaticText(int index, std::string_view value);
   Statement& Blob(int index, const void* data, size_t size);
   Statement& OptInt(int index, std::optional<int64_t> value) {
     return value ? Int(index, *value) : Null(index);

@@ -31,8 +31,10 @@ void Chain(const TickClock& c, uint64_t base_ticks, uint64_t base_ns, google::pr
 
 }  // namespace
 
-void ConvertChunkTimes(const TickClock& c, schema::Chunk* k) {
+void ConvertChunkTimes(const TickClock& c, schema::Chunk* k, const TickClock* cupti_clock) {
   using namespace schema;  // NOLINT: message names only, inside this function
+  // CUPTI's activity times: on the stream clock (gtrace's timestamp callback), or on CUPTI's own.
+  const TickClock& g = cupti_clock != nullptr ? *cupti_clock : c;
   uint64_t bt = k->base_ns();
   uint64_t bn = Abs(c, bt);
   k->set_base_ns(bn);
@@ -56,29 +58,30 @@ void ConvertChunkTimes(const TickClock& c, schema::Chunk* k) {
   Chain(c, bt, bn, k->mutable_cpu_samples(), &CpuSample::ts_delta_ns, &CpuSample::set_ts_delta_ns);
   for (CpuSamplingLoss& l : *k->mutable_cpu_sampling_losses()) l.set_ts_ns(Abs(c, l.ts_ns()));
 
-  Chain(c, bt, bn, k->mutable_cuda_api_calls(), &CudaApiCall::start_delta_ns, &CudaApiCall::set_start_delta_ns,
+  Chain(g, bt, bn, k->mutable_cuda_api_calls(), &CudaApiCall::start_delta_ns, &CudaApiCall::set_start_delta_ns,
         &CudaApiCall::duration_ns, &CudaApiCall::set_duration_ns);
-  Chain(c, bt, bn, k->mutable_cuda_kernels(), &CudaKernel::start_delta_ns, &CudaKernel::set_start_delta_ns,
+  Chain(g, bt, bn, k->mutable_cuda_kernels(), &CudaKernel::start_delta_ns, &CudaKernel::set_start_delta_ns,
         &CudaKernel::duration_ns, &CudaKernel::set_duration_ns);
-  Chain(c, bt, bn, k->mutable_cuda_memcpys(), &CudaMemcpy::start_delta_ns, &CudaMemcpy::set_start_delta_ns,
+  Chain(g, bt, bn, k->mutable_cuda_memcpys(), &CudaMemcpy::start_delta_ns, &CudaMemcpy::set_start_delta_ns,
         &CudaMemcpy::duration_ns, &CudaMemcpy::set_duration_ns);
-  Chain(c, bt, bn, k->mutable_cuda_memsets(), &CudaMemset::start_delta_ns, &CudaMemset::set_start_delta_ns,
+  Chain(g, bt, bn, k->mutable_cuda_memsets(), &CudaMemset::start_delta_ns, &CudaMemset::set_start_delta_ns,
         &CudaMemset::duration_ns, &CudaMemset::set_duration_ns);
-  Chain(c, bt, bn, k->mutable_cuda_syncs(), &CudaSynchronization::start_delta_ns,
+  Chain(g, bt, bn, k->mutable_cuda_syncs(), &CudaSynchronization::start_delta_ns,
         &CudaSynchronization::set_start_delta_ns, &CudaSynchronization::duration_ns,
         &CudaSynchronization::set_duration_ns);
-  for (CudaEventRecord& e : *k->mutable_cuda_events()) e.set_device_timestamp_ns(Abs(c, e.device_timestamp_ns()));
-  Chain(c, bt, bn, k->mutable_cuda_graph_traces(), &CudaGraphTrace::start_delta_ns,
+  for (CudaEventRecord& e : *k->mutable_cuda_events()) e.set_device_timestamp_ns(Abs(g, e.device_timestamp_ns()));
+  Chain(g, bt, bn, k->mutable_cuda_graph_traces(), &CudaGraphTrace::start_delta_ns,
         &CudaGraphTrace::set_start_delta_ns, &CudaGraphTrace::duration_ns, &CudaGraphTrace::set_duration_ns);
-  Chain(c, bt, bn, k->mutable_cuda_overheads(), &CudaOverhead::start_delta_ns, &CudaOverhead::set_start_delta_ns,
+  Chain(g, bt, bn, k->mutable_cuda_overheads(), &CudaOverhead::start_delta_ns, &CudaOverhead::set_start_delta_ns,
         &CudaOverhead::duration_ns, &CudaOverhead::set_duration_ns);
-  Chain(c, bt, bn, k->mutable_cuda_memory_events(), &CudaMemoryEvent::ts_delta_ns, &CudaMemoryEvent::set_ts_delta_ns);
-  Chain(c, bt, bn, k->mutable_cuda_memory_pool_events(), &CudaMemoryPoolEvent::ts_delta_ns,
+  Chain(g, bt, bn, k->mutable_cuda_memory_events(), &CudaMemoryEvent::ts_delta_ns, &CudaMemoryEvent::set_ts_delta_ns);
+  Chain(g, bt, bn, k->mutable_cuda_memory_pool_events(), &CudaMemoryPoolEvent::ts_delta_ns,
         &CudaMemoryPoolEvent::set_ts_delta_ns);
   Chain(c, bt, bn, k->mutable_cuda_graph_launches(), &CudaGraphLaunch::ts_delta_ns, &CudaGraphLaunch::set_ts_delta_ns);
   Chain(c, bt, bn, k->mutable_cuda_graph_events(), &CudaGraphEvent::ts_delta_ns, &CudaGraphEvent::set_ts_delta_ns);
   for (CaptureWindowEvent& e : *k->mutable_capture_windows()) e.set_ts_ns(Abs(c, e.ts_ns()));
   for (CudaRecordLoss& l : *k->mutable_cuda_record_losses()) l.set_ts_ns(Abs(c, l.ts_ns()));
+  for (CuptiClockPair& p : *k->mutable_cupti_clock_pairs()) p.set_stream_clock_ns(Abs(c, p.stream_clock_ns()));
 
   Chain(c, bt, bn, k->mutable_nccl(), &NcclEvent::ts_delta_ns, &NcclEvent::set_ts_delta_ns);
   for (NcclComm& m : *k->mutable_nccl_comms()) m.set_init_ts_ns(Abs(c, m.init_ts_ns()));

@@ -7,7 +7,12 @@
 // previous event of the same repeated field, the first to Chunk.base_ns) are decoded, converted and
 // re-encoded; durations become the difference of their converted ends. Fields on other clocks
 // (NCCL's gpu_timer_ns, CUPTI/PM offsets) and configured intervals are left alone.
-// A new timestamp field in schema/*.proto must be added here (tests/stream/chunk_times_test.cc).
+//
+// `cupti_clock` (non-null when the stream carries CuptiClockPairs: CUPTI refused gtrace's timestamp
+// callback) maps CUPTI's own ns onto CLOCK_MONOTONIC ns; it converts the times taken from CUPTI's
+// activity records (API calls, kernels, copies, memsets, syncs, events, graph traces, overheads,
+// memory records). Everything recorded by gtrace itself stays on `clock`.
+// A new timestamp field in schema/*.proto must be added here (tests/stream/tick_clock_test.cc).
 #pragma once
 
 #include "gtrace.pb.h"
@@ -15,6 +20,6 @@
 
 namespace gt::stream {
 
-void ConvertChunkTimes(const TickClock& clock, schema::Chunk* chunk);
+void ConvertChunkTimes(const TickClock& clock, schema::Chunk* chunk, const TickClock* cupti_clock = nullptr);
 
 }  // namespace gt::stream

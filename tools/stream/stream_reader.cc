@@ -56,6 +56,8 @@ void StreamReader::ReleaseConsumed() {
 
 Status StreamReader::Open(const std::string& path) {
   compact_ = CudaCompactExpander();  // configs are per stream
+  tick_clock_ = TickClock();
+  cupti_clock_ = TickClock();
   path_ = path;
   const long page = sysconf(_SC_PAGESIZE);
   if (page > 0) page_bytes_ = static_cast<uint64_t>(page);
@@ -118,25 +120,32 @@ Status StreamReader::Open(const std::string& path) {
 }
 
 // A tick stream: one light pass over the chunks for the calibration pairs (top-level field 8 of
-// each chunk, nothing else decoded), then the header is presented as a CLOCK_MONOTONIC one and
-// Next converts every chunk (chunk_times.h).
+// each chunk, and 62, CUPTI's clock pairs; nothing else decoded), then the header is presented as a
+// CLOCK_MONOTONIC one and Next converts every chunk (chunk_times.h).
 Status StreamReader::PrepareTickClock() {
   std::vector<TickPair> pairs;
   if (header_.has_start_clock()) pairs.push_back({header_.start_clock().stream_clock_ns(), header_.start_clock().monotonic_ns()});
   uint64_t start = pos_;
   ReadSummary kept = summary_;
+  std::vector<TickPair> cupti_pairs;
   prescan_pairs_ = &pairs;
+  prescan_cupti_pairs_ = &cupti_pairs;
   schema::Chunk unused;
   bool has = true;
   Status st = Status::Ok();
   while (st.ok() && has) st = Next(&unused, &has);
   prescan_pairs_ = nullptr;
+  prescan_cupti_pairs_ = nullptr;
   pos_ = start;
   summary_ = kept;
   // A damaged chunk is reported by the real pass, at its place; the pairs before it still count.
   if (!tick_clock_.Build(std::move(pairs))) {
     return Error(0, "TSC stream without a usable calibration pair (tick, CLOCK_MONOTONIC)");
   }
+  // CUPTI's clock onto ns: each pair's tick reading goes through the tick clock first, so CUPTI's
+  // times land where the stream's own events at the same instants do.
+  for (TickPair& p : cupti_pairs) p.monotonic_ns = tick_clock_.ToNs(p.monotonic_ns);
+  if (!cupti_pairs.empty()) cupti_clock_.Build(std::move(cupti_pairs));
   header_.set_clock(schema::CLOCK_ID_MONOTONIC);
   if (header_.has_start_clock()) {
     schema::ClockSnapshot* s = header_.mutable_start_clock();
@@ -146,7 +155,8 @@ Status StreamReader::PrepareTickClock() {
 }
 
 // Field 8 (ClockSnapshot) of a chunk body, without decoding the rest.
-void StreamReader::CollectPairs(const unsigned char* body, uint64_t len, std::vector<TickPair>* out) const {
+void StreamReader::CollectPairs(const unsigned char* body, uint64_t len, std::vector<TickPair>* out,
+                                std::vector<TickPair>* cupti) const {
   uint64_t p = 0;
   while (p < len) {
     uint64_t tag = 0, v = 0;
@@ -163,6 +173,9 @@ void StreamReader::CollectPairs(const unsigned char* body, uint64_t len, std::ve
       if ((tag >> 3) == 8) {
         schema::ClockSnapshot s;
         if (s.ParseFromArray(body + p, static_cast<int>(v))) out->push_back({s.stream_clock_ns(), s.monotonic_ns()});
+      } else if ((tag >> 3) == 62) {
+        schema::CuptiClockPair c;
+        if (c.ParseFromArray(body + p, static_cast<int>(v))) cupti->push_back({c.cupti_ns(), c.stream_clock_ns()});
       }
       p += v;
     } else {
@@ -215,7 +228,7 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
       uint32_t actual = Crc32c(body + 5, len - 5);
       if (stored != actual) return Error(at, "damaged chunk (checksum mismatch)");
       if (prescan_pairs_ != nullptr) {
-        CollectPairs(body, len, prescan_pairs_);
+        CollectPairs(body, len, prescan_pairs_, prescan_cupti_pairs_);
         pos_ += len;
         *has_chunk = true;
         return Status::Ok();
@@ -225,7 +238,7 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
       std::string why;
       if (expand_compact_ && !compact_.Expand(chunk, &why)) return Error(at, "damaged chunk (" + why + ")");
       // Where records are decoded: a tick stream's times become CLOCK_MONOTONIC ns here.
-      if (tick_clock_.active()) ConvertChunkTimes(tick_clock_, chunk);
+      if (tick_clock_.active()) ConvertChunkTimes(tick_clock_, chunk, cupti_clock_.active() ? &cupti_clock_ : nullptr);
       pos_ += len;
       chunk_offset_ = at;
       ++summary_.chunks;

@@ -51,6 +51,9 @@ class StreamReader {
   schema::ClockId recorded_clock() const { return recorded_clock_; }
   // The tick->ns conversion of a CLOCK_ID_TSC stream (inactive otherwise).
   const TickClock& tick_clock() const { return tick_clock_; }
+  // CUPTI's own clock -> CLOCK_MONOTONIC ns, from the stream's CuptiClockPairs (a TSC stream whose
+  // CUPTI refused gtrace's timestamp callback; inactive otherwise).
+  const TickClock& cupti_clock() const { return cupti_clock_; }
   const std::string& path() const { return path_; }
 
   // The next chunk in file order. *has_chunk is false at the end of the stream (or of the good
@@ -81,7 +84,9 @@ class StreamReader {
   void ReleaseConsumed();
   static bool ReadVarintIn(const unsigned char* data, uint64_t size, uint64_t* pos, uint64_t* value);
   Status PrepareTickClock();
-  void CollectPairs(const unsigned char* body, uint64_t len, std::vector<TickPair>* out) const;
+  // `cupti` gets the CuptiClockPairs as {cupti_ns, stream ticks}.
+  void CollectPairs(const unsigned char* body, uint64_t len, std::vector<TickPair>* out,
+                    std::vector<TickPair>* cupti) const;
 
   std::string path_;
   const unsigned char* data_ = nullptr;
@@ -95,9 +100,11 @@ class StreamReader {
   ReadSummary summary_;
   schema::ClockId recorded_clock_ = schema::CLOCK_ID_UNSPECIFIED;
   TickClock tick_clock_;
+  TickClock cupti_clock_;
   CudaCompactExpander compact_;
   bool expand_compact_ = true;
   std::vector<TickPair>* prescan_pairs_ = nullptr;  // set during PrepareTickClock's pass
+  std::vector<TickPair>* prescan_cupti_pairs_ = nullptr;
 };
 
 }  // namespace gt::stream

@@ -14,6 +14,9 @@
 //   nvtx              "warmup" { kernel warmup }, "train" { kernel k1, "inner" { kernel k2 } },
 //                     "train" { kernel k3 }, then domain "dom" range "train" { kernel k4 }.
 //   timed             kernel "early", sleep 1.5 s, kernel "late", sleep 1.5 s, kernel "later".
+//   ranged            3 x { NVTX "step" { cudaLaunchKernel of kernel "k<i>" (2 us, its start set
+//                     explicitly on the CUPTI clock; printed as "kernel k<i> cupti_start=S") }, sleep
+//                     0.7 s } — spans more than one of the drain thread's 1 s clock pairs.
 //   fork              kernel "parent_before"; fork: the child makes an NVTX range and a (fake) CUDA
 //                     call and exits 0; the parent waits, launches "parent_after".
 //   threads N K       N threads start together and each makes K cudaLaunchKernel calls.
@@ -262,6 +265,28 @@ int Timed() {
   return 0;
 }
 
+int Ranged() {
+  uint32_t s = 0;
+  uint32_t ctx = Setup(&s);
+  const char* names[] = {"k0", "k1", "k2"};
+  for (const char* name : names) {
+    nvtxRangePushA("step");
+    uint32_t c = fake_ApiEnter(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, nullptr);
+    fake_kernel k = Kernel(ctx, s, c, name, 2 * kUs);
+    k.start_ns = fake_CuptiNow() + kUs;  // 1 us after the launch began, on whatever clock CUPTI has
+    fake_Kernel(&k);
+    fake_ApiExit(c, 5 * kUs, 0);
+    // The range closes after the kernel ended on the GPU (2 us, at most 2.2 us in CUPTI units at
+    // the 10%-fast clock the tests use at most).
+    while (fake_CuptiNow() < k.start_ns + 4 * kUs) {
+    }
+    nvtxRangePop();
+    std::printf("kernel %s cupti_start=%llu\n", name, static_cast<unsigned long long>(k.start_ns));
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  }
+  return 0;
+}
+
 int Fork() {
   uint32_t s = 0;
   uint32_t ctx = Setup(&s);
@@ -321,6 +346,7 @@ int main(int argc, char** argv) {
   if (scenario == "nvtx") return Nvtx();
   if (scenario == "graphwindow") return GraphWindow();
   if (scenario == "timed") return Timed();
+  if (scenario == "ranged") return Ranged();
   if (scenario == "fork") return Fork();
   if (scenario == "threads") return Threads(a, b);
   if (scenario == "exit") return Exit(a);
