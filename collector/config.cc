@@ -22,7 +22,7 @@ constexpr const char* kKnownVariables[] = {
     "GTRACE_OSRT_THRESHOLD", "GTRACE_OSRT_BACKTRACE_THRESHOLD", "GTRACE_OSRT_BACKTRACE_DEPTH",
     "GTRACE_PYTHON_BACKTRACE", "GTRACE_LIBUNWIND_PATH",
     // CPU sampling (inject/sampling)
-    "GTRACE_SAMPLE", "GTRACE_SAMPLING_FREQUENCY", "GTRACE_PYTHON_SAMPLING",
+    "GTRACE_SAMPLE", "GTRACE_SAMPLING_FREQUENCY", "GTRACE_PYTHON_SAMPLING", "GTRACE_BACKTRACE",
     // Set by the library itself / tests
     "GTRACE_LIBRARY_PATH",  "GTRACE_DISABLE",
 };
@@ -303,6 +303,18 @@ void LoadSamplingConfig(EnvGetter getenv_fn, Config* c) {
       c->python_sampling = false;
     }
   }
+  if (const char* v = getenv_fn("GTRACE_BACKTRACE"); v != nullptr) {
+    std::string error;
+    SampleBacktrace b = SampleBacktrace::kFp;
+    if (!ParseSampleBacktrace(v, &b, &error)) {
+      c->warnings.push_back("GTRACE_BACKTRACE='" + std::string(v) + "': " + error + "; fp");
+    } else if (b != SampleBacktrace::kFp && !c->sample_cpu) {
+      c->warnings.push_back("GTRACE_BACKTRACE=" + std::string(SampleBacktraceName(b)) +
+                            " has no effect without GTRACE_SAMPLE=process-tree (CPU sampling is off)");
+    } else {
+      c->sample_backtrace = b;
+    }
+  }
   if (c->sample_cpu) c->sources |= kSourceSampling;
 }
 
@@ -325,6 +337,36 @@ bool ParseSampleMode(std::string_view text, bool* on, std::string* error) {
   }
   *error = "not process-tree or none";
   return false;
+}
+
+bool ParseSampleBacktrace(std::string_view text, SampleBacktrace* out, std::string* error) {
+  text = Trim(text);
+  if (text == "fp") {
+    *out = SampleBacktrace::kFp;
+  } else if (text == "dwarf") {
+    *out = SampleBacktrace::kDwarf;
+  } else if (text == "none") {
+    *out = SampleBacktrace::kNone;
+  } else if (text == "lbr") {
+    *error = "lbr needs a hardware PMU's last branch records, and gtrace samples the software cpu-clock event";
+    return false;
+  } else {
+    *error = "not fp, dwarf or none";
+    return false;
+  }
+  return true;
+}
+
+const char* SampleBacktraceName(SampleBacktrace b) {
+  switch (b) {
+    case SampleBacktrace::kDwarf:
+      return "dwarf";
+    case SampleBacktrace::kNone:
+      return "none";
+    case SampleBacktrace::kFp:
+      break;
+  }
+  return "fp";
 }
 
 Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {

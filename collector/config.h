@@ -23,6 +23,7 @@ using EnvGetter = const char* (*)(const char*);
 // step_first..step_last, both included (steps are numbered from 0 at session start).
 enum class CaptureRange { kNone, kCudaProfilerApi, kNvtx, kSteps };
 enum class CaptureRangeEnd { kStop, kRepeat, kNone };
+enum class SampleBacktrace : uint8_t { kFp, kDwarf, kNone };  // GTRACE_BACKTRACE (Config::sample_backtrace)
 struct CaptureConfig {
   CaptureRange range = CaptureRange::kNone;    // GTRACE_CAPTURE_RANGE
   uint64_t step_first = 0;                      //   steps:A-B: A
@@ -75,6 +76,13 @@ struct Config {
   // GTRACE_PYTHON_SAMPLING=true|false (nsys's --python-sampling): with sampling on, each sample of a
   // thread running Python also carries its Python frames (inject/sampling/python_signal_sampler.h).
   bool python_sampling = false;
+  // GTRACE_BACKTRACE=fp|dwarf|none (nsys's --backtrace, used with --sample): how a CPU sample's
+  // callers are found. fp (default): the kernel's frame-pointer walk. dwarf: libunwind on the
+  // sampled thread itself, from the context of the signal its sample raises
+  // (inject/sampling/native_stack_slot.h): stacks of code built without frame pointers. none: the
+  // sampled instruction only. nsys's lbr reads a hardware PMU's last-branch records, which the
+  // software cpu-clock event has not: a warning, fp.
+  SampleBacktrace sample_backtrace = SampleBacktrace::kFp;
   CaptureConfig capture;
   // GTRACE_CLOCK: the stream clock (collector/clock_source.h). auto by default (the TSC path passed
   // the GPU kit's row checks on an H200, 2026-11-26): the CPU's invariant tick counter where the
@@ -106,6 +114,10 @@ bool ParseSecondsNs(std::string_view text, uint64_t* ns, std::string* error);
 // GTRACE_SAMPLE / --sample: "process-tree" or "cpu" -> on, "none" -> off; anything else (also nsys's
 // root-only "system-wide") is an error.
 bool ParseSampleMode(std::string_view text, bool* on, std::string* error);
+// GTRACE_BACKTRACE's values: fp, dwarf, none. False with a reason in *error (lbr: why not).
+bool ParseSampleBacktrace(std::string_view text, SampleBacktrace* out, std::string* error);
+// "fp", "dwarf", "none" (what CpuSamplingConfig.backtrace carries).
+const char* SampleBacktraceName(SampleBacktrace b);
 inline constexpr uint64_t kMinSamplingFrequencyHz = 100, kMaxSamplingFrequencyHz = 8000;
 
 // Shared value parsers (also used by subsystems for their own variables).

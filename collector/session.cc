@@ -46,7 +46,7 @@ namespace gt {
 
 std::atomic<uint32_t> g_enabled_sources{0};
 std::atomic<uint32_t> g_generation{1};
-thread_local ThreadLocalState t_gt_thread __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, false, false};
+__thread ThreadLocalState t_gt_thread __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, false, false};
 
 namespace {
 

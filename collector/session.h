@@ -44,7 +44,10 @@ struct ThreadLocalState {
   bool exiting;              // the thread is being torn down: record nothing more
   bool internal;             // gtrace's own threads: never record
 };
-extern thread_local ThreadLocalState t_gt_thread __attribute__((tls_model("initial-exec")));
+// __thread, not thread_local: a C++ `extern thread_local` makes every access outside session.cc
+// test a weak TLS-init symbol first (a load and a branch on each hot-path check, seen in the OS
+// runtime interposers' disassembly); a __thread variable of a trivial type never has one.
+extern __thread ThreadLocalState t_gt_thread __attribute__((tls_model("initial-exec")));
 
 ThreadBuffer* AcquireBufferSlow();
 

@@ -105,11 +105,12 @@ extern "C" __attribute__((visibility("default"))) GT_OSRT_NO_ASAN pid_t fork() n
   }
   if (!gt::IsEnabled(gt::kSourceOsrt) || gt::t_gt_thread.internal || gt::osrt::t_in_osrt)
     return real();
-  uint64_t start_ns = gt::StreamNow();
+  const bool ticks = gt::StreamClockIsTicks();
+  uint64_t start_ns = ticks ? gt::ReadTicks() : gt::NowNs();
   pid_t pid = real();
   if (pid == 0)
     return pid;
-  uint64_t end_ns = gt::StreamNow();
+  uint64_t end_ns = ticks ? gt::ReadTicks() : gt::NowNs();
   if (end_ns - start_ns >= gt::osrt::g_threshold_ns.load(std::memory_order_relaxed)) {
     int saved_errno = errno;
     gt::osrt::WriteCall(gt::osrt::kFn_fork, start_ns, end_ns, pid);

@@ -14,7 +14,8 @@
 namespace gt::osrt {
 
 std::atomic<uint64_t> g_threshold_ns{1000};
-thread_local bool t_in_osrt __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_in_osrt __attribute__((tls_model("initial-exec"))) = false;
+std::atomic<void*> g_real[kFunctionCount];
 
 namespace {
 
@@ -24,9 +25,6 @@ constexpr const char* kNames[] = {
 #undef GT_OSRT_NAME
 };
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == kFunctionCount);
-
-// libc's definitions, by FunctionId (zero-initialised storage: no static constructor).
-std::atomic<void*> g_real[kFunctionCount];
 
 // The payload after the RecordHeader (header.aux16 = FunctionId, header.ts_ns = start).
 struct OsrtPayload {
@@ -114,9 +112,9 @@ const char* FunctionName(uint32_t id) {
   return id < kFunctionCount ? kNames[id] : nullptr;
 }
 
-void* RealFunction(FunctionId id) {
+void* ResolveSlow(FunctionId id) {
   void* f = g_real[id].load(std::memory_order_acquire);
-  if (__builtin_expect(f != nullptr, 1))
+  if (f != nullptr)
     return f;
   if (t_in_osrt)
     return nullptr;  // dlsym -> allocator -> an interposed call -> here: the caller's fallback runs

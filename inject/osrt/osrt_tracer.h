@@ -2,9 +2,11 @@
 // (osrt_hooks_*.cc) and the drain-side decoder (osrt_tracer.cc).
 //
 // Who calls what:
-//   - any application thread, inside an interposed libc call: RealFunction (lazy resolution) and
-//     Traced (the hot path: one relaxed load when osrt is off; two clock reads and, for a call at
-//     least the threshold long, one 64-byte record into the thread's ring);
+//   - any application thread, inside an interposed libc call: RealFunction (one load; lazy
+//     resolution the first time) and Traced (the hot path: one relaxed load when osrt is off; then
+//     two thread-local flags, two stream-clock reads (rdtsc on a tick stream) and a compare with the
+//     threshold in stream-clock units; only a call at least the threshold long saves errno and
+//     writes one 64-byte record into the thread's ring);
 //   - the loading thread (ELF constructors): ResolveAll, then StartIfWanted from entry.cc;
 //   - the drain thread: the record decoder and the emitter registered by Register().
 //
@@ -41,11 +43,24 @@ namespace gt::osrt {
 extern std::atomic<uint64_t> g_threshold_ns;
 // True while this thread resolves a libc function or writes an OSRT record: nested interposed calls
 // (from dlsym's allocator, from AcquireBufferSlow's locks) go straight to libc, untraced.
-extern thread_local bool t_in_osrt __attribute__((tls_model("initial-exec")));
+// __thread (initial-exec): no TLS-init check, no __tls_get_addr (see t_gt_thread in session.h).
+extern __thread bool t_in_osrt __attribute__((tls_model("initial-exec")));
 
-// libc's definition of `id` (dlsym(RTLD_NEXT)); nullptr when a resolution is already running on this
-// thread or libc has no such function. Any thread, any time (also before our constructors ran).
-void* RealFunction(FunctionId id);
+// libc's definitions, by FunctionId (zero-initialised: no static constructor); filled by
+// ResolveSlow, read by RealFunction.
+extern std::atomic<void*> g_real[kFunctionCount];
+// dlsym(RTLD_NEXT) of `id`, stored in g_real; nullptr when a resolution is already running on this
+// thread or libc has no such function.
+void* ResolveSlow(FunctionId id);
+
+// libc's definition of `id`; nullptr as ResolveSlow. Any thread, any time (also before our
+// constructors ran). Inline: after the constructor's ResolveAll this is one load and a branch.
+inline void* RealFunction(FunctionId id) {
+  void* f = g_real[id].load(std::memory_order_acquire);
+  if (__builtin_expect(f != nullptr, 1))
+    return f;
+  return ResolveSlow(id);
+}
 // Resolves every function (constructor, before the program's code runs).
 void ResolveAll();
 
@@ -86,16 +101,22 @@ inline int64_t AsInt64(R value) {
 
 // Runs `call` (libc's function) and records it when it lasted at least the threshold. Deliberately
 // not noexcept: a cancelled call unwinds through here (and not ASan-instrumented: osrt_interpose.h).
+// Below the threshold it does nothing but: one relaxed load (osrt on?), two thread-local flags
+// (initial-exec: %fs-relative loads), one relaxed load of the clock choice, two clock reads around
+// the call (rdtsc on a tick stream: the threshold is in ticks, converted once at session start) and
+// one compare. errno is saved only on the record path (the clock reads do not touch it).
 template <typename Call>
 __attribute__((no_sanitize("address"))) inline auto Traced(FunctionId id, Call&& call) -> decltype(call()) {
   if (__builtin_expect(!IsEnabled(kSourceOsrt), 1))
     return call();
   if (t_gt_thread.internal || t_in_osrt)
     return call();
-  uint64_t start_ns = StreamNow();
+  // The clock choice is fixed before any source is enabled (clock.h): read it once for both reads.
+  const bool ticks = StreamClockIsTicks();
+  uint64_t start_ns = ticks ? ReadTicks() : NowNs();
   auto result = call();
-  uint64_t end_ns = StreamNow();
-  if (end_ns - start_ns >= g_threshold_ns.load(std::memory_order_relaxed)) {
+  uint64_t end_ns = ticks ? ReadTicks() : NowNs();
+  if (__builtin_expect(end_ns - start_ns >= g_threshold_ns.load(std::memory_order_relaxed), 0)) {
     int saved_errno = errno;
     WriteCall(id, start_ns, end_ns, AsInt64(result));
     errno = saved_errno;

@@ -56,8 +56,13 @@ struct Sampler {
   // --python-sampling (python_signal_sampler.h): wanted by the config; on once the interpreter is
   // found and SIGPROF taken; `python_done` once the outcome was written (on, or off for good).
   bool python_wanted = false, python_on = false, python_done = false;
-  std::unordered_map<pid_t, PySampleSlot*> slots;  // per sampled thread, while its event lives
+  // --backtrace=dwarf (native_stack_slot.h): wanted by the config; on once libunwind is loaded and
+  // SIGPROF taken; `native_done` once set-up was tried (once per session).
+  SampleBacktrace backtrace = SampleBacktrace::kFp;
+  bool native_wanted = false, native_on = false, native_done = false;
+  std::unordered_map<pid_t, SampleSlots*> slots;  // per sampled thread, while its event lives
   uint64_t python_dropped = 0, reported_python_dropped = 0;
+  uint64_t dwarf_fallbacks = 0, reported_dwarf_fallbacks = 0;
   struct PyIds {
     uint64_t file, function;
     uint32_t line;
@@ -126,19 +131,21 @@ void WriteConfig(const Config& config, Sampler* s, ChunkBuilder* chunk) {
   w.String(f::kSample, config.sample);
   if (config.python_sampling)
     w.Varint(f::kPythonSampling, 1);
+  w.String(f::kBacktrace, SampleBacktraceName(config.sample_backtrace));
   w.EndNested();
   // Chunk.cpu_sampling_config is singular: close this chunk.
   chunk->End();
   chunk->Begin(0, 0, 0);
 }
 
-// The event of `tid` is closed (or about to be): stop its signals, wait for its handler, free its slot.
+// The event of `tid` is closed (or about to be): stop its signals, wait for its handler, free its slots.
 void DropSlot(Sampler* s, pid_t tid, PerfThreadEvent* e) {
   auto it = s->slots.find(tid);
   if (it == s->slots.end())
     return;
-  s->python_dropped += it->second->full();
-  DisarmPythonSampling(e->fd(), it->second);
+  if (PySampleSlot* py = it->second->python.load(std::memory_order_relaxed))
+    s->python_dropped += py->full();
+  DisarmSampleSignal(e->fd(), it->second);
   delete it->second;
   s->slots.erase(it);
 }
@@ -150,7 +157,7 @@ void Reset(Sampler* s, uint64_t session_id, const Config& config) {
       DropSlot(s, tid, e.get());
   } else {
     // A forked child: the parent's routes and slots are copies nobody signals here.
-    ForgetPythonSamplingRoutes();
+    ForgetSampleSignalRoutes();
     for (auto& [tid, slot] : s->slots)
       delete slot;
   }
@@ -158,6 +165,10 @@ void Reset(Sampler* s, uint64_t session_id, const Config& config) {
   s->python_wanted = config.python_sampling;
   s->python_on = s->python_done = false;
   s->python_dropped = s->reported_python_dropped = 0;
+  s->backtrace = config.sample_backtrace;
+  s->native_wanted = config.sample_backtrace == SampleBacktrace::kDwarf;
+  s->native_on = s->native_done = false;
+  s->dwarf_fallbacks = s->reported_dwarf_fallbacks = 0;
   s->events.clear();  // a forked child's copies of the parent's events: unmapped and closed unread
   s->skipped.clear();
   s->named.clear();
@@ -186,15 +197,40 @@ void UpdateClock(Sampler* s) {
   }
 }
 
-// Routes the signals of `tid`'s event to a new slot (its Python frames). A thread whose event cannot
-// be armed keeps native frames.
+// Routes the signals of `tid`'s event to its slots, with the parts that are on (Python frames, native
+// stacks); a thread already routed gets the parts it lacks (the interpreter may be found after
+// libunwind was loaded). A thread whose event cannot be armed keeps the kernel's frames.
 void ArmSlot(Sampler* s, pid_t tid, PerfThreadEvent* e) {
-  auto* slot = new PySampleSlot(e->meta_page());
-  if (ArmPythonSampling(e->fd(), tid, slot)) {
-    s->slots.emplace(tid, slot);
+  auto it = s->slots.find(tid);
+  SampleSlots* slots = it != s->slots.end() ? it->second : new SampleSlots();
+  if (s->python_on && slots->python.load(std::memory_order_relaxed) == nullptr)
+    slots->python.store(new PySampleSlot(e->meta_page()), std::memory_order_release);
+  if (s->native_on && slots->native.load(std::memory_order_relaxed) == nullptr)
+    slots->native.store(new NativeStackSlot(e->meta_page()), std::memory_order_release);
+  if (it != s->slots.end())
+    return;
+  if (ArmSampleSignal(e->fd(), tid, slots)) {
+    s->slots.emplace(tid, slots);
   } else {
-    delete slot;
+    delete slots;
   }
+}
+
+// --backtrace=dwarf: loads libunwind and takes SIGPROF, once per session (first cycle). When it
+// cannot, one line, and the samples keep the kernel's frame-pointer stacks (counted as fallbacks).
+void SetUpNative(Sampler* s) {
+  if (!s->native_wanted || s->native_done)
+    return;
+  s->native_done = true;
+  std::string why;
+  if (!SetUpNativeUnwinding(&why)) {
+    ReportDiagnostic(field::enums::kSeverityWarning, "sampling",
+                     "CPU samples: --backtrace=dwarf off (" + why + "); stacks come from frame pointers");
+    return;
+  }
+  s->native_on = true;
+  for (auto& [tid, e] : s->events)
+    ArmSlot(s, tid, e.get());
 }
 
 // --python-sampling: tries to find the interpreter and take SIGPROF (each cycle until there is an
@@ -239,10 +275,11 @@ bool OpenNewThreads(Sampler* s) {
     }
     int err = 0;
     bool mapping_failed = false;
-    PerfThreadEvent* e = PerfThreadEvent::Open(tid, s->period_ns, s->enabled, s->python_wanted, &err, &mapping_failed);
+    PerfThreadEvent* e = PerfThreadEvent::Open(tid, s->period_ns, s->enabled, s->python_wanted || s->native_wanted,
+                                               &err, &mapping_failed);
     if (e != nullptr) {
       s->events.emplace(tid, std::unique_ptr<PerfThreadEvent>(e));
-      if (s->python_on)
+      if (s->python_on || s->native_on)
         ArmSlot(s, tid, e);
       continue;
     }
@@ -285,13 +322,33 @@ bool OpenNewThreads(Sampler* s) {
   return true;
 }
 
-void WriteSample(Sampler* s, const PerfSample& p, PySampleSlot* slot, ChunkBuilder* chunk) {
+void WriteSample(Sampler* s, const PerfSample& p, SampleSlots* slots, ChunkBuilder* chunk) {
   if (s->named.insert(static_cast<pid_t>(p.tid)).second)
     EmitThreadInfo(chunk, p.tid);  // reopens the chunk
+  // The stack: libunwind's from the thread's own handler for this very sample (same ring offset, same
+  // sampled instruction) with --backtrace=dwarf, else the kernel's frame-pointer walk.
+  const uint64_t* ips = p.ips;
+  uint32_t ip_count = p.ip_count;
+  const NativeStackEntry* native_entry = nullptr;
+  NativeStackSlot* native = slots != nullptr ? slots->native.load(std::memory_order_relaxed) : nullptr;
+  if (native != nullptr) {
+    native_entry = native->Take(p.end_offset);
+    if (native_entry != nullptr && p.ip_count > 0 && native_entry->ips[0] == p.ips[0]) {
+      ips = native_entry->ips;
+      ip_count = native_entry->frames;
+    }
+  }
+  if (s->native_wanted && ips == p.ips)
+    ++s->dwarf_fallbacks;
+  if (s->backtrace == SampleBacktrace::kNone && ip_count > 1)
+    ip_count = 1;  // --backtrace=none: the sampled instruction only
   s->packed.clear();
   char buf[10];
-  for (uint32_t i = 0; i < p.ip_count; ++i)
-    s->packed.append(buf, ProtoWriter::EncodeVarint(p.ips[i], buf));
+  for (uint32_t i = 0; i < ip_count; ++i)
+    s->packed.append(buf, ProtoWriter::EncodeVarint(ips[i], buf));
+  if (native_entry != nullptr)
+    native->Pop();  // its addresses are copied
+  PySampleSlot* slot = slots != nullptr ? slots->python.load(std::memory_order_relaxed) : nullptr;
   // The Python frames its thread's handler read for this very sample (same ring offset), if any.
   // Their strings are interned first: an InternedString cannot go inside the CpuSample.
   s->py_ids.clear();
@@ -341,10 +398,11 @@ void WriteSample(Sampler* s, const PerfSample& p, PySampleSlot* slot, ChunkBuild
 
 void WriteLosses(Sampler* s, ChunkBuilder* chunk) {
   uint64_t python_dropped = s->python_dropped;
-  for (auto& [tid, slot] : s->slots)
-    python_dropped += slot->full();
+  for (auto& [tid, slots] : s->slots)
+    if (PySampleSlot* py = slots->python.load(std::memory_order_relaxed))
+      python_dropped += py->full();
   if (s->lost == s->reported_lost && s->malformed == s->reported_malformed && s->refused == s->reported_refused &&
-      python_dropped == s->reported_python_dropped)
+      python_dropped == s->reported_python_dropped && s->dwarf_fallbacks == s->reported_dwarf_fallbacks)
     return;
   namespace f = field::cpu_sampling_loss;
   ProtoWriter& w = chunk->body();
@@ -354,7 +412,9 @@ void WriteLosses(Sampler* s, ChunkBuilder* chunk) {
   w.VarintIfNonZero(f::kThreadsRefused, s->refused - s->reported_refused);
   w.VarintIfNonZero(f::kTruncatedSamples, s->malformed - s->reported_malformed);
   w.VarintIfNonZero(f::kPythonFramesDropped, python_dropped - s->reported_python_dropped);
+  w.VarintIfNonZero(f::kDwarfFallbacks, s->dwarf_fallbacks - s->reported_dwarf_fallbacks);
   w.EndNested();
+  s->reported_dwarf_fallbacks = s->dwarf_fallbacks;
   s->reported_python_dropped = python_dropped;
   s->reported_lost = s->lost;
   s->reported_malformed = s->malformed;
@@ -386,14 +446,16 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
       e->SetEnabled(enabled);
   }
   SetUpPython(s, chunk);
-  if (s->python_on && !PythonSignalStillOurs()) {
+  SetUpNative(s);
+  if ((s->python_on || s->native_on) && !SampleSignalStillOurs()) {
     // The application took SIGPROF after us: stop signalling its threads at once.
     for (auto& [tid, e] : s->events)
       DropSlot(s, tid, e.get());
-    s->python_on = false;
     ReportDiagnostic(field::enums::kSeverityWarning, "sampling",
-                     "Python frames in CPU samples off from now on: the application installed its own SIGPROF "
-                     "handler");
+                     std::string(s->python_on ? "Python frames" : "") + (s->python_on && s->native_on ? " and " : "") +
+                         (s->native_on ? "--backtrace=dwarf stacks" : "") +
+                         " in CPU samples off from now on: the application installed its own SIGPROF handler");
+    s->python_on = s->native_on = false;
   }
   ListThreads(&s->listed);
   if (!OpenNewThreads(s))
@@ -401,7 +463,7 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
   PerfReadCounts counts;
   for (auto it = s->events.begin(); it != s->events.end();) {
     auto slot_it = s->slots.find(it->first);
-    PySampleSlot* slot = slot_it != s->slots.end() ? slot_it->second : nullptr;
+    SampleSlots* slot = slot_it != s->slots.end() ? slot_it->second : nullptr;
     it->second->Read(&counts, [&](const PerfSample& p) { WriteSample(s, p, slot, chunk); });
     chunk->SplitIfLarger(kMaxChunkBodyBytes);
     if (s->listed.count(it->first) == 0) {

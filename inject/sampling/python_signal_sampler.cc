@@ -1,5 +1,5 @@
-// SIGPROF routing from each thread's perf event to its slot, and the handler. Design and threads:
-// python_signal_sampler.h.
+// SIGPROF routing from each thread's perf event to its slots (Python frames, native stacks), and the
+// handler. Design and threads: python_signal_sampler.h and native_stack_slot.h.
 #include "inject/sampling/python_signal_sampler.h"
 
 #include <errno.h>
@@ -17,32 +17,43 @@ namespace {
 constexpr int kSignal = SIGPROF;
 constexpr int kMaxRoutedFds = 4096;  // an event with a larger fd keeps native frames only
 
-// Written by the drain thread before the first route is published (release on g_ready); read by
-// handlers after an acquire of g_ready. Constant-initialized: no constructor runs at load.
+// Written by the drain thread before the first route is published (release on g_handler_ready,
+// g_python_ready, g_native_ready); read by handlers after an acquire of the flag. Constant-initialized:
+// no constructor runs at load.
 callstack::PythonRuntime g_python;
-std::atomic<bool> g_ready{false};
+NativeUnwinder g_native;
+std::atomic<bool> g_handler_ready{false};  // SIGPROF runs OnSigprof
+std::atomic<bool> g_python_ready{false};   // g_python is valid
+std::atomic<bool> g_native_ready{false};   // g_native is valid
 std::atomic<pid_t> g_pid{0};
-// fd -> slot of its thread, and per fd whether a handler is using the slot (outside the slot, so a
-// handler never touches a slot's memory after Disarm has let it go).
-std::atomic<PySampleSlot*> g_routes[kMaxRoutedFds];
+// fd -> slots of its thread, and per fd whether a handler is using them (outside the slots, so a
+// handler never touches their memory after Disarm has let them go).
+std::atomic<SampleSlots*> g_routes[kMaxRoutedFds];
 std::atomic<uint32_t> g_busy[kMaxRoutedFds];
 
 // Runs on the sampled thread, right after the kernel took its sample (see the header).
-void OnSigprof(int /*sig*/, siginfo_t* info, void* /*context*/) {
+void OnSigprof(int /*sig*/, siginfo_t* info, void* context) {
   int saved_errno = errno;
   // Only signals from our events: F_SETSIG fills si_fd and gives a POLL_* code (a kill() or an
   // interval timer's SIGPROF has another code and is ignored).
   if (info != nullptr && info->si_code >= POLL_IN && info->si_code <= POLL_HUP && info->si_fd >= 0 &&
-      info->si_fd < kMaxRoutedFds && g_ready.load(std::memory_order_acquire)) {
+      info->si_fd < kMaxRoutedFds && g_handler_ready.load(std::memory_order_acquire)) {
     int fd = info->si_fd;
-    PySampleSlot* slot = g_routes[fd].load(std::memory_order_acquire);
-    if (slot != nullptr) {
+    SampleSlots* slots = g_routes[fd].load(std::memory_order_acquire);
+    if (slots != nullptr) {
       g_busy[fd].store(1, std::memory_order_seq_cst);
-      if (g_routes[fd].load(std::memory_order_seq_cst) == slot) {
-        // A thread-local read in CPython; NULL on a thread without Python state.
-        void* tstate = g_python.this_thread_state != nullptr ? g_python.this_thread_state() : nullptr;
-        if (tstate != nullptr)
-          slot->OnSignal(g_python, g_pid.load(std::memory_order_relaxed), reinterpret_cast<uintptr_t>(tstate));
+      if (g_routes[fd].load(std::memory_order_seq_cst) == slots) {
+        // Native stack first: it starts from the interrupted context, whatever the Python reader costs.
+        NativeStackSlot* native = slots->native.load(std::memory_order_acquire);
+        if (native != nullptr && context != nullptr && g_native_ready.load(std::memory_order_acquire))
+          native->OnSignal(g_native, context);
+        PySampleSlot* python = slots->python.load(std::memory_order_acquire);
+        if (python != nullptr && g_python_ready.load(std::memory_order_acquire)) {
+          // A thread-local read in CPython; NULL on a thread without Python state.
+          void* tstate = g_python.this_thread_state != nullptr ? g_python.this_thread_state() : nullptr;
+          if (tstate != nullptr)
+            python->OnSignal(g_python, g_pid.load(std::memory_order_relaxed), reinterpret_cast<uintptr_t>(tstate));
+        }
       }
       g_busy[fd].store(0, std::memory_order_release);
     }
@@ -91,21 +102,7 @@ const PySampleEntry* PySampleSlot::Take(uint64_t end_offset) {
   return found;
 }
 
-bool SetUpPythonSampling(std::string* why, std::string* version) {
-  if (g_ready.load(std::memory_order_acquire)) {
-    g_pid.store(getpid(), std::memory_order_relaxed);  // a forked child: same interpreter, same handler
-    *version = std::to_string(g_python.major) + "." + std::to_string(g_python.minor);
-    return true;
-  }
-  callstack::PythonRuntime py;
-  if (!callstack::FindPython(&py, why))
-    return false;
-  int err = 0;
-  if (!SelfReadWorks(&err)) {
-    *why = std::string("process_vm_readv on this process is refused (") + strerror(err) +
-           "; a seccomp profile?), and Python frames are read only through it";
-    return false;
-  }
+bool TakeSampleSignal(std::string* why) {
   struct sigaction old;
   if (sigaction(kSignal, nullptr, &old) != 0) {
     *why = "cannot query SIGPROF's handler";
@@ -117,9 +114,8 @@ bool SetUpPythonSampling(std::string* why, std::string* version) {
     *why = "the application handles SIGPROF itself (another profiler?); gtrace does not take it over";
     return false;
   }
-  g_python = py;
-  g_pid.store(getpid(), std::memory_order_relaxed);
-  g_ready.store(true, std::memory_order_release);
+  g_pid.store(getpid(), std::memory_order_relaxed);  // also a forked child's: same handler, new pid
+  g_handler_ready.store(true, std::memory_order_release);
   if (!ours) {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -127,24 +123,56 @@ bool SetUpPythonSampling(std::string* why, std::string* version) {
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     if (sigaction(kSignal, &sa, nullptr) != 0) {
-      g_ready.store(false, std::memory_order_release);
+      g_handler_ready.store(false, std::memory_order_release);
       *why = "cannot install the SIGPROF handler";
       return false;
     }
   }
-  *version = std::to_string(py.major) + "." + std::to_string(py.minor);
   return true;
 }
 
-bool PythonSignalStillOurs() {
+bool SetUpPythonSampling(std::string* why, std::string* version) {
+  if (!g_python_ready.load(std::memory_order_acquire)) {
+    callstack::PythonRuntime py;
+    if (!callstack::FindPython(&py, why))
+      return false;
+    int err = 0;
+    if (!SelfReadWorks(&err)) {
+      *why = std::string("process_vm_readv on this process is refused (") + strerror(err) +
+             "; a seccomp profile?), and Python frames are read only through it";
+      return false;
+    }
+    // Published before the handler can see it (no route has a Python part yet).
+    g_python = py;
+    g_python_ready.store(true, std::memory_order_release);
+  }
+  if (!TakeSampleSignal(why))
+    return false;
+  *version = std::to_string(g_python.major) + "." + std::to_string(g_python.minor);
+  return true;
+}
+
+bool SetUpNativeUnwinding(std::string* why) {
+  if (!g_native_ready.load(std::memory_order_acquire)) {
+    NativeUnwinder u;
+    std::string path;
+    if (!LoadNativeUnwinder(&u, &path, why))
+      return false;
+    g_native = u;
+    g_native_ready.store(true, std::memory_order_release);
+  }
+  return TakeSampleSignal(why);
+}
+
+bool SampleSignalStillOurs() {
   struct sigaction now;
   if (sigaction(kSignal, nullptr, &now) != 0)
     return false;
   return (now.sa_flags & SA_SIGINFO) != 0 && now.sa_sigaction == &OnSigprof;
 }
 
-bool ArmPythonSampling(int fd, pid_t tid, PySampleSlot* slot) {
-  if (fd < 0 || fd >= kMaxRoutedFds || !g_ready.load(std::memory_order_acquire))
+bool ArmSampleSignal(int fd, pid_t tid, SampleSlots* slot) {
+  if (fd < 0 || fd >= kMaxRoutedFds || !g_handler_ready.load(std::memory_order_acquire))
     return false;
   g_routes[fd].store(slot, std::memory_order_seq_cst);
   f_owner_ex owner;
@@ -159,7 +187,7 @@ bool ArmPythonSampling(int fd, pid_t tid, PySampleSlot* slot) {
   return true;
 }
 
-void DisarmPythonSampling(int fd, PySampleSlot* slot) {
+void DisarmSampleSignal(int fd, SampleSlots* slot) {
   if (fd < 0 || fd >= kMaxRoutedFds)
     return;
   int flags = fcntl(fd, F_GETFL);
@@ -173,7 +201,7 @@ void DisarmPythonSampling(int fd, PySampleSlot* slot) {
     sched_yield();
 }
 
-void ForgetPythonSamplingRoutes() {
+void ForgetSampleSignalRoutes() {
   for (int fd = 0; fd < kMaxRoutedFds; ++fd) {
     g_routes[fd].store(nullptr, std::memory_order_relaxed);
     g_busy[fd].store(0, std::memory_order_relaxed);

@@ -16,6 +16,10 @@
 // mode, so the signal never interrupts a system call (no EINTR for the application); SA_RESTART
 // anyway. errno is preserved.
 //
+// The same signal also carries --backtrace=dwarf (native_stack_slot.h): a thread's route points to
+// its SampleSlots, with a Python part, a native part, or both; the handler fills each part it has.
+// SIGPROF is taken once for both (TakeSampleSignal), under the same rule.
+//
 // Threads: SetUp, Arm, Disarm and the slots' Take/Pop on the drain thread (cpu_sampler.cc); the
 // handler on each sampled thread. A slot is freed only after Disarm, which unpublishes it and waits
 // until no handler uses it (a per-slot busy flag, seq_cst on both sides).
@@ -29,6 +33,7 @@
 #include <string>
 
 #include "inject/callstack/python_frames.h"
+#include "inject/sampling/native_stack_slot.h"
 #include "inject/sampling/python_sample_reader.h"
 
 namespace gt::sampling {
@@ -76,20 +81,42 @@ class PySampleSlot {
   PySampleEntry entries_[kEntries];
 };
 
+// One sampled thread's parts, reached by the handler through its event's route. Parts are set by the
+// drain thread (a Python part may come later than a native one: the interpreter is found late) and
+// freed with the whole, by the drain thread, after DisarmSampleSignal.
+struct SampleSlots {
+  SampleSlots() = default;
+  ~SampleSlots() {
+    delete python.load(std::memory_order_relaxed);
+    delete native.load(std::memory_order_relaxed);
+  }
+  SampleSlots(const SampleSlots&) = delete;
+  SampleSlots& operator=(const SampleSlots&) = delete;
+  std::atomic<PySampleSlot*> python{nullptr};
+  std::atomic<NativeStackSlot*> native{nullptr};
+};
+
+// Drain thread: takes SIGPROF for the per-sample handler unless the application handles it (then
+// false with `why`). Idempotent; both set-ups below call it.
+bool TakeSampleSignal(std::string* why);
 // Drain thread, once per process: finds the interpreter, checks that process_vm_readv works on
 // ourselves and takes SIGPROF. False with `why` (one sentence) when Python frames cannot be read.
 // `version` gets "3.11" on success.
 bool SetUpPythonSampling(std::string* why, std::string* version);
-// Drain thread: routes the signals of event `fd` (thread `tid`) to `slot`. False when the event
-// cannot be armed (fd beyond the table, fcntl refused): that thread's samples keep native frames.
-bool ArmPythonSampling(int fd, pid_t tid, PySampleSlot* slot);
-// Drain thread: stops routing to `slot` and waits until no handler uses it; then it may be freed
+// Drain thread, once per process: loads libunwind (native_stack_slot.h) and takes SIGPROF. False with
+// `why` when native stacks cannot be unwound on the threads (samples keep the kernel's fp stacks).
+bool SetUpNativeUnwinding(std::string* why);
+// Drain thread: routes the signals of event `fd` (thread `tid`) to `slots`. False when the event
+// cannot be armed (fd beyond the table, fcntl refused, SIGPROF not taken): that thread's samples keep
+// the kernel's frames.
+bool ArmSampleSignal(int fd, pid_t tid, SampleSlots* slots);
+// Drain thread: stops routing to `slots` and waits until no handler uses it; then it may be freed
 // (with the event closed first or after: a signal for an unrouted fd is ignored).
-void DisarmPythonSampling(int fd, PySampleSlot* slot);
+void DisarmSampleSignal(int fd, SampleSlots* slots);
 // Drain thread, every cycle while on: whether SIGPROF still runs our handler (the application may
 // install its own later; then every route must be disarmed at once).
-bool PythonSignalStillOurs();
+bool SampleSignalStillOurs();
 // Fork child (drain thread of the new session): forget the parent's routes without touching them.
-void ForgetPythonSamplingRoutes();
+void ForgetSampleSignalRoutes();
 
 }  // namespace gt::sampling

@@ -48,6 +48,7 @@ TEST(SamplingFields, MatchDescriptorAndMap) {
   EXPECT_FIELD(CpuSamplingConfig, "event", c::kEvent);
   EXPECT_FIELD(CpuSamplingConfig, "sample", c::kSample);
   EXPECT_FIELD(CpuSamplingConfig, "python_sampling", c::kPythonSampling);
+  EXPECT_FIELD(CpuSamplingConfig, "backtrace", c::kBacktrace);
   EXPECT_FIELD(CpuPythonSampling, "python_version", field::cpu_python_sampling::kPythonVersion);
   EXPECT_FIELD(CpuPythonSampling, "off_reason", field::cpu_python_sampling::kOffReason);
   namespace s = field::cpu_sample;
@@ -65,6 +66,7 @@ TEST(SamplingFields, MatchDescriptorAndMap) {
   EXPECT_FIELD(CpuSamplingLoss, "threads_refused", l::kThreadsRefused);
   EXPECT_FIELD(CpuSamplingLoss, "truncated_samples", l::kTruncatedSamples);
   EXPECT_FIELD(CpuSamplingLoss, "python_frames_dropped", l::kPythonFramesDropped);
+  EXPECT_FIELD(CpuSamplingLoss, "dwarf_fallbacks", l::kDwarfFallbacks);
   // The packed encoding the writer produces (Bytes of varints) is what proto3 expects.
   EXPECT_TRUE(schema::CpuSample::descriptor()->FindFieldByName("ips")->is_packed());
   const google::protobuf::Descriptor* chunk = schema::Chunk::descriptor();
@@ -89,7 +91,7 @@ TEST(SamplingFields, MatchDescriptorAndMap) {
           << d->name() << "." << d->field(i)->name() << " is not in sampling_field_map.h";
     }
   }
-  EXPECT_EQ(mapped.size(), 20u);
+  EXPECT_EQ(mapped.size(), 22u);
 }
 
 std::map<std::string, std::string>* g_env;
@@ -131,6 +133,35 @@ TEST(SamplingConfig, PythonSamplingVariable) {
   ASSERT_EQ(c.warnings.size(), 1u);
   EXPECT_NE(c.warnings[0].find("GTRACE_PYTHON_SAMPLING='yes please': expected true or false"), std::string::npos)
       << c.warnings[0];
+}
+
+// GTRACE_BACKTRACE (--backtrace): fp by default; dwarf and none with sampling; lbr refused with the
+// reason; without sampling a warning and fp.
+TEST(SamplingConfig, BacktraceVariable) {
+  Config c = Load({{"GTRACE_SAMPLE", "process-tree"}});
+  EXPECT_EQ(c.sample_backtrace, SampleBacktrace::kFp);
+  EXPECT_STREQ(SampleBacktraceName(c.sample_backtrace), "fp");
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_BACKTRACE", "dwarf"}});
+  EXPECT_EQ(c.sample_backtrace, SampleBacktrace::kDwarf);
+  EXPECT_STREQ(SampleBacktraceName(c.sample_backtrace), "dwarf");
+  EXPECT_TRUE(c.warnings.empty());
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_BACKTRACE", " none "}});
+  EXPECT_EQ(c.sample_backtrace, SampleBacktrace::kNone);
+  EXPECT_TRUE(c.warnings.empty());
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_BACKTRACE", "lbr"}});
+  EXPECT_EQ(c.sample_backtrace, SampleBacktrace::kFp);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0],
+            "GTRACE_BACKTRACE='lbr': lbr needs a hardware PMU's last branch records, and gtrace samples the software "
+            "cpu-clock event; fp");
+  c = Load({{"GTRACE_SAMPLE", "process-tree"}, {"GTRACE_BACKTRACE", "dwarfish"}});
+  EXPECT_EQ(c.sample_backtrace, SampleBacktrace::kFp);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "GTRACE_BACKTRACE='dwarfish': not fp, dwarf or none; fp");
+  c = Load({{"GTRACE_BACKTRACE", "dwarf"}});
+  EXPECT_EQ(c.sample_backtrace, SampleBacktrace::kFp);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "GTRACE_BACKTRACE=dwarf has no effect without GTRACE_SAMPLE=process-tree (CPU sampling is off)");
 }
 
 TEST(SamplingConfig, SampleAndFrequencyVariables) {

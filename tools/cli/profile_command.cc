@@ -254,6 +254,19 @@ int RunProfile(const std::vector<std::string>& args) {
            }
            return Status::Error("--python-sampling: '" + std::string(v) + "' is not true or false");
          }});
+  p.Add({"backtrace", 0, true, "fp|dwarf|none",
+         "with --sample: how each CPU sample's callers are found: fp (frame pointers, the kernel's walk), dwarf "
+         "(libunwind on the sampled thread: code built without frame pointers), none (GTRACE_BACKTRACE; default fp)",
+         [&](std::string_view v) {
+           if (v == "fp" || v == "dwarf" || v == "none") {
+             o.env["GTRACE_BACKTRACE"] = std::string(v);
+             return Status::Ok();
+           }
+           if (v == "lbr")
+             return Status::Error("--backtrace=lbr needs a hardware PMU's last branch records; gtrace samples the "
+                                  "software cpu-clock event (use fp or dwarf)");
+           return Status::Error("--backtrace: '" + std::string(v) + "' is not fp, dwarf or none");
+         }});
   p.Add({"flush-interval-ms", 0, true, "MS", "longest time data waits in memory (GTRACE_FLUSH_MS; default 500)",
          [&](std::string_view v) {
            uint64_t n;

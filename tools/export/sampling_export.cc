@@ -85,6 +85,7 @@ class SamplingExport : public ExportModule {
       refused_ += l.threads_refused();
       truncated_ += l.truncated_samples();
       python_dropped_ += l.python_frames_dropped();
+      dwarf_fallbacks_ += l.dwarf_fallbacks();
     }
     return Status::Ok();
   }
@@ -96,6 +97,11 @@ class SamplingExport : public ExportModule {
       ctx.Warn("CPU samples: " + std::to_string(lost_) + " samples lost (a thread's kernel ring was full), " +
                std::to_string(refused_) + " threads could not be sampled, " + std::to_string(truncated_) +
                " samples unreadable");
+    }
+    if (dwarf_fallbacks_ > 0) {
+      ctx.Warn("CPU samples: " + std::to_string(dwarf_fallbacks_) +
+               " samples of --backtrace=dwarf kept the kernel's frame-pointer stack (no libunwind stack of their "
+               "thread matched them)");
     }
     if (python_dropped_ > 0) {
       ctx.Warn("CPU samples: " + std::to_string(python_dropped_) +
@@ -120,6 +126,8 @@ class SamplingExport : public ExportModule {
       return st;
     python_requested_ = c.python_sampling();
     std::string value = c.sample() + " " + c.event() + " " + std::to_string(c.frequency_hz()) + " Hz";
+    if (!c.backtrace().empty() && c.backtrace() != "fp")
+      value += " backtrace=" + c.backtrace();
     return ins->Text(1, "PROCESS_" + std::to_string(s.index) + ":CPU_SAMPLING").Text(2, value).Run();
   }
 
@@ -248,7 +256,7 @@ class SamplingExport : public ExportModule {
   Symbolizer symbolizer_;
   int64_t next_id_ = 0;
   bool enum_written_ = false;
-  uint64_t lost_ = 0, refused_ = 0, truncated_ = 0, python_dropped_ = 0;
+  uint64_t lost_ = 0, refused_ = 0, truncated_ = 0, python_dropped_ = 0, dwarf_fallbacks_ = 0;
 };
 
 }  // namespace

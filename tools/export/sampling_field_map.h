@@ -16,6 +16,7 @@ inline constexpr SamplingFieldDestination kSamplingFieldMap[] = {
     {"CpuSamplingConfig", "event", "META_DATA_CAPTURE PROCESS_n:CPU_SAMPLING"},
     {"CpuSamplingConfig", "sample", "META_DATA_CAPTURE PROCESS_n:CPU_SAMPLING"},
     {"CpuSamplingConfig", "python_sampling", "META_DATA_CAPTURE PROCESS_n:PYTHON_SAMPLING"},
+    {"CpuSamplingConfig", "backtrace", "META_DATA_CAPTURE PROCESS_n:CPU_SAMPLING (\" backtrace=dwarf\" unless fp)"},
     {"CpuPythonSampling", "python_version", "META_DATA_CAPTURE PROCESS_n:PYTHON_SAMPLING"},
     {"CpuPythonSampling", "off_reason", "META_DATA_CAPTURE PROCESS_n:PYTHON_SAMPLING"},
     {"CpuSample", "ts_delta_ns", "COMPOSITE_EVENTS.start"},
@@ -33,6 +34,7 @@ inline constexpr SamplingFieldDestination kSamplingFieldMap[] = {
     {"CpuSamplingLoss", "threads_refused", "export warning"},
     {"CpuSamplingLoss", "truncated_samples", "export warning"},
     {"CpuSamplingLoss", "python_frames_dropped", "export warning"},
+    {"CpuSamplingLoss", "dwarf_fallbacks", "export warning"},
 };
 
 }  // namespace gt::exporter
