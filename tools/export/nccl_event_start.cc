@@ -2,8 +2,14 @@
 
 namespace gt::exporter {
 
-void FillStart(const schema::NcclEvent& e, uint64_t ts_ns, uint32_t tid, std::string_view func,
-               std::string_view datatype, std::string_view algo, std::string_view proto, std::string_view sync,
+void FillStart(const schema::NcclEvent& e,
+               uint64_t ts_ns,
+               uint32_t tid,
+               std::string_view func,
+               std::string_view datatype,
+               std::string_view algo,
+               std::string_view proto,
+               std::string_view sync,
                NcclEvent* ev) {
   ev->id = e.event_id();
   ev->type = static_cast<uint32_t>(e.type());

@@ -14,8 +14,14 @@ namespace gt::exporter {
 
 // `ts_ns` is the record's host time (stream clock), `tid` its thread; the strings are the START's
 // interned func, datatype, algo, proto and sync-strategy texts, resolved by the caller.
-void FillStart(const schema::NcclEvent& e, uint64_t ts_ns, uint32_t tid, std::string_view func,
-               std::string_view datatype, std::string_view algo, std::string_view proto, std::string_view sync,
+void FillStart(const schema::NcclEvent& e,
+               uint64_t ts_ns,
+               uint32_t tid,
+               std::string_view func,
+               std::string_view datatype,
+               std::string_view algo,
+               std::string_view proto,
+               std::string_view sync,
                NcclEvent* ev);
 
 }  // namespace gt::exporter
