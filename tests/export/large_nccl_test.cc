@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "inject/nccl/nccl_fields.h"
+#include "tests/common/export_stream.h"
 #include "tests/common/synthetic_stream.h"
 #include "tests/common/test_util.h"
 #include "tools/export/exporter.h"
@@ -22,8 +23,8 @@ namespace gt {
 namespace {
 
 constexpr uint32_t kPid = 6161;
-constexpr uint64_t kMono0 = 1000000000;
-constexpr uint64_t kReal0 = 1700000000000000000;
+constexpr uint64_t kMono0 = test::kStreamMono0Ns;
+constexpr uint64_t kReal0 = test::kStreamReal0Ns;
 constexpr int kOps = 20000;
 constexpr int kBlock = 100;  // operations per chunk
 namespace k = nccl::field::kind;
@@ -126,30 +127,29 @@ void LateThread(test::SyntheticStream& s, int block) {
 }
 
 void WriteStream(const std::string& path) {
-  test::SyntheticStream s(kPid, kMono0, kReal0);
-  s.BeginChunk(1, kPid, kMono0);
-  test::NcclCommSpec c;
-  c.comm_hash = 0xfeedULL;
-  c.n_ranks = 4;
-  c.init_ts_ns = kMono0 + 10;
-  c.init_tid = kPid + 1;
-  s.NcclComm(c);
-  s.EndChunk();
-  const int blocks = kOps / kBlock;
-  for (int b = 0; b < blocks; ++b) {
-    if (b % 10 == 0) {
-      s.BeginChunk(4, kPid, T0(b * kBlock));
-      s.ClockSnapshot(T0(b * kBlock), kReal0 + (T0(b * kBlock) - kMono0));
-      s.EndChunk();
+  auto comm = [](test::SyntheticStream& s) {
+    test::NcclCommSpec c;
+    c.comm_hash = 0xfeedULL;
+    c.n_ranks = 4;
+    c.init_ts_ns = kMono0 + 10;
+    c.init_tid = kPid + 1;
+    s.NcclComm(c);
+  };
+  test::WriteStream(path, kPid, comm, [](test::SyntheticStream& s) {
+    const int blocks = kOps / kBlock;
+    for (int b = 0; b < blocks; ++b) {
+      if (b % 10 == 0) {
+        s.BeginChunk(4, kPid, T0(b * kBlock));
+        s.ClockSnapshot(T0(b * kBlock), kReal0 + (T0(b * kBlock) - kMono0));
+        s.EndChunk();
+      }
+      AppThread(s, b);
+      ProxyThread(s, b);
+      if (b > 0)
+        LateThread(s, b - 1);
     }
-    AppThread(s, b);
-    ProxyThread(s, b);
-    if (b > 0)
-      LateThread(s, b - 1);
-  }
-  LateThread(s, blocks - 1);
-  s.Close();
-  s.WriteTo(path);
+    LateThread(s, blocks - 1);
+  });
 }
 
 std::string Opt(const std::optional<int64_t>& v) {
@@ -190,11 +190,9 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
   ASSERT_EQ(model.open_events(), static_cast<uint64_t>(kOps / 500 + kOps / 250));
   ASSERT_GE(model.clock().windows().size(), 2u);
 
-  exporter::ExportOptions o;
-  o.inputs = {stream};
-  o.output = dir.File("nccl.sqlite");
+  const std::string output = dir.File("nccl.sqlite");
   exporter::ExportResult result;
-  const Status st = exporter::ExportSqlite(o, &result);
+  const Status st = test::ExportStreams({stream}, output, &result);
   ASSERT_TRUE(st.ok()) << st.message();
   const std::string orphan_warning = stream + ": " + std::to_string(model.orphan_records()) +
                                      " NCCL stop/state records had no start (dropped); skipped";
@@ -203,7 +201,7 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
     found += w == orphan_warning ? 1 : 0;
   EXPECT_EQ(found, 1);
 
-  test::Db db(o.output);
+  test::Db db(output);
   ASSERT_TRUE(db.ok());
   // Session time = stream time + a constant: read it off the first event.
   const std::optional<int64_t> first_start = db.Int("SELECT start FROM GTRACE_NCCL_EVENTS ORDER BY rowid LIMIT 1");
