@@ -13,8 +13,10 @@
 
 #include "inject/nccl/nccl_fields.h"
 #include "tests/common/export_stream.h"
+#include "tests/common/held_anchor_scan.h"
 #include "tests/common/synthetic_stream.h"
 #include "tests/common/test_util.h"
+#include "tools/export/anchor_scan.h"
 #include "tools/export/exporter.h"
 #include "tools/export/nccl_model.h"
 #include "tools/stream/stream_reader.h"
@@ -249,6 +251,107 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
             windows);
   // The NVTX view of the operations (the stream has no NCCL NVTX ranges of its own).
   EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59"), kOps);
+}
+
+std::vector<std::string> Ends(const exporter::StreamAnchors& a) {
+  std::vector<std::string> out;
+  for (const exporter::CollectiveEnd& e : a.ends) {
+    out.push_back(std::to_string(e.comm_hash) + "|" + e.func + "|" + std::to_string(e.seq) + "|" +
+                  std::to_string(e.gpu_end_ns));
+  }
+  return out;
+}
+
+// The clock-alignment scan (anchor_scan.h) reads the stream again instead of holding its events:
+// the same collective ends, in the same order, as the held scan it replaced.
+TEST(LargeNccl, AnchorScanEqualsTheHeldScan) {
+  test::TempDir dir;
+  const std::string stream = dir.File("nccl.gtrace");
+  WriteStream(stream);
+  exporter::StreamAnchors held, scanned;
+  ASSERT_TRUE(test::ScanAnchorsHeld(stream, &held).ok());
+  const Status st = exporter::ScanAnchors(stream, &scanned);
+  ASSERT_TRUE(st.ok()) << st.message();
+  // Every operation has a channel with a stop (its second channel's stop is an orphan every 500th).
+  ASSERT_EQ(held.ends.size(), static_cast<size_t>(kOps));
+  EXPECT_EQ(held.ends[0].comm_hash, 0xfeedULL);
+  EXPECT_EQ(held.ends[0].func, "AllReduce");
+  EXPECT_EQ(held.ends[kOps - 1].seq, static_cast<uint64_t>(kOps - 1));
+  EXPECT_EQ(Ends(scanned), Ends(held));
+}
+
+// What the NCCL plugin's streams may also have, on a short stream: P2P operations (their channels'
+// lower bounds come from P2pApi), an operation without an API parent, a collective of a communicator
+// never described, one whose channels have no GPU timer, a START repeated with a new sequence number
+// (the last wins, at the first one's place), and a GPU timer ahead of the host (lower bounds decide).
+TEST(LargeNccl, AnchorScanEqualsTheHeldScanOnMixedOperations) {
+  test::TempDir dir;
+  const std::string stream = dir.File("mixed.gtrace");
+  constexpr int kMixed = 3000;
+  auto comms = [](test::SyntheticStream& s) {
+    for (uint32_t c = 1; c <= 2; ++c) {
+      test::NcclCommSpec spec;
+      spec.comm_index = c;
+      spec.comm_hash = 0x100 + c;
+      s.NcclComm(spec);
+    }
+  };
+  test::WriteStream(stream, kPid, comms, [&](test::SyntheticStream& s) {
+    for (int op = 0; op < kMixed; ++op) {
+      const uint64_t t = T0(op);
+      if (op % 100 == 0) {
+        s.BeginChunk(4, kPid, t);
+        s.ClockSnapshot(t, kReal0 + (t - kMono0));
+        s.EndChunk();
+      }
+      const bool p2p = op % 3 == 1, no_api = op % 11 == 5, no_timer = op % 13 == 7;
+      const uint32_t comm = op % 17 == 3 ? 9 : 1 + static_cast<uint32_t>(op % 2);
+      s.BeginChunk(1, kPid + 1, t);
+      if (!no_api) {
+        test::NcclSpec api =
+            Ev(k::kStart, t, Id(op, kApi), p2p ? schema::NCCL_EVENT_TYPE_P2P_API : schema::NCCL_EVENT_TYPE_COLL_API);
+        api.func = p2p ? "Send" : "AllGather";
+        s.Nccl(api);
+      }
+      test::NcclSpec coll = Ev(k::kStart, t + 100, Id(op, kColl),
+                               p2p ? schema::NCCL_EVENT_TYPE_P2P : schema::NCCL_EVENT_TYPE_COLL, Id(op, kApi));
+      coll.comm_index = comm;
+      coll.func = p2p ? "Send" : op % 2 ? "AllGather" : "ReduceScatter";
+      coll.seq_number = static_cast<uint64_t>(op);
+      s.Nccl(coll);
+      if (op % 97 == 0) {  // started again: the last START's fields count
+        coll.seq_number = 1000000 + static_cast<uint64_t>(op);
+        s.Nccl(coll);
+      }
+      s.EndChunk();
+      s.BeginChunk(2, kPid + 2, t);
+      for (int ch = 0; ch < 2; ++ch) {
+        const uint64_t id = Id(op, ch == 0 ? kCh1 : kCh2);
+        // Ahead of the host by 50 us in the last third: the API start (a lower bound) says so.
+        const uint64_t lead = op >= 2 * kMixed / 3 ? 50000 : 0;
+        test::NcclSpec start = Ev(k::kStart, t + 2000, id, schema::NCCL_EVENT_TYPE_KERNEL_CH, Id(op, kColl));
+        start.gpu_timer_ns = no_timer ? 0 : kReal0 + (t + 1000 - kMono0) - lead + static_cast<uint64_t>(op % 5);
+        s.Nccl(start);
+        test::NcclSpec stop = Ev(k::kStop, t + 5000 + static_cast<uint64_t>(ch), id);
+        stop.gpu_timer_ns = no_timer ? 0 : kReal0 + (t + 3000 - kMono0) - lead + static_cast<uint64_t>(ch * 40);
+        s.Nccl(stop);
+      }
+      s.EndChunk();
+    }
+  });
+  exporter::StreamAnchors held, scanned;
+  ASSERT_TRUE(test::ScanAnchorsHeld(stream, &held).ok());
+  const Status st = exporter::ScanAnchors(stream, &scanned);
+  ASSERT_TRUE(st.ok()) << st.message();
+  size_t expected = 0;
+  for (int op = 0; op < kMixed; ++op)
+    expected += op % 3 != 1 && op % 13 != 7 && op % 17 != 3 ? 1 : 0;
+  ASSERT_EQ(held.ends.size(), expected);
+  EXPECT_EQ(Ends(scanned), Ends(held));
+  bool repeated = false;
+  for (const exporter::CollectiveEnd& e : scanned.ends)
+    repeated = repeated || e.seq == 1000000;
+  EXPECT_TRUE(repeated);
 }
 
 }  // namespace
