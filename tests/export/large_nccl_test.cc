@@ -282,11 +282,11 @@ TEST(LargeNccl, AnchorScanEqualsTheHeldScan) {
 
 // What the NCCL plugin's streams may also have, on a short stream: P2P operations (their channels'
 // lower bounds come from P2pApi), an operation without an API parent, a collective of a communicator
-// never described, one whose channels have no GPU timer, a START repeated with a new sequence number
-// (the last wins, at the first one's place), and a GPU timer ahead of the host (lower bounds decide).
-TEST(LargeNccl, AnchorScanEqualsTheHeldScanOnMixedOperations) {
-  test::TempDir dir;
-  const std::string stream = dir.File("mixed.gtrace");
+// never described, one whose channels have no GPU timer, one whose parent is an earlier API event
+// (parents out of order), a GPU timer ahead of the host (lower bounds decide), and with `repeat` a
+// START repeated with a new sequence number (the last wins, at the first one's place; ids out of
+// order). The scan searches its operations directly or through sorted copies: both ways here.
+void WriteMixedStream(const std::string& stream, bool repeat) {
   constexpr int kMixed = 3000;
   auto comms = [](test::SyntheticStream& s) {
     for (uint32_t c = 1; c <= 2; ++c) {
@@ -313,13 +313,14 @@ TEST(LargeNccl, AnchorScanEqualsTheHeldScanOnMixedOperations) {
         api.func = p2p ? "Send" : "AllGather";
         s.Nccl(api);
       }
+      const uint64_t parent = op % 89 == 10 ? Id(op - 5, kApi) : Id(op, kApi);
       test::NcclSpec coll = Ev(k::kStart, t + 100, Id(op, kColl),
-                               p2p ? schema::NCCL_EVENT_TYPE_P2P : schema::NCCL_EVENT_TYPE_COLL, Id(op, kApi));
+                               p2p ? schema::NCCL_EVENT_TYPE_P2P : schema::NCCL_EVENT_TYPE_COLL, parent);
       coll.comm_index = comm;
       coll.func = p2p ? "Send" : op % 2 ? "AllGather" : "ReduceScatter";
       coll.seq_number = static_cast<uint64_t>(op);
       s.Nccl(coll);
-      if (op % 97 == 0) {  // started again: the last START's fields count
+      if (repeat && op % 97 == 0) {  // started again: the last START's fields count
         coll.seq_number = 1000000 + static_cast<uint64_t>(op);
         s.Nccl(coll);
       }
@@ -339,19 +340,28 @@ TEST(LargeNccl, AnchorScanEqualsTheHeldScanOnMixedOperations) {
       s.EndChunk();
     }
   });
-  exporter::StreamAnchors held, scanned;
-  ASSERT_TRUE(test::ScanAnchorsHeld(stream, &held).ok());
-  const Status st = exporter::ScanAnchors(stream, &scanned);
-  ASSERT_TRUE(st.ok()) << st.message();
-  size_t expected = 0;
-  for (int op = 0; op < kMixed; ++op)
-    expected += op % 3 != 1 && op % 13 != 7 && op % 17 != 3 ? 1 : 0;
-  ASSERT_EQ(held.ends.size(), expected);
-  EXPECT_EQ(Ends(scanned), Ends(held));
-  bool repeated = false;
-  for (const exporter::CollectiveEnd& e : scanned.ends)
-    repeated = repeated || e.seq == 1000000;
-  EXPECT_TRUE(repeated);
+}
+
+TEST(LargeNccl, AnchorScanEqualsTheHeldScanOnMixedOperations) {
+  for (bool repeat : {false, true}) {
+    SCOPED_TRACE(repeat ? "a repeated START" : "no repeated START");
+    test::TempDir dir;
+    const std::string stream = dir.File("mixed.gtrace");
+    WriteMixedStream(stream, repeat);
+    exporter::StreamAnchors held, scanned;
+    ASSERT_TRUE(test::ScanAnchorsHeld(stream, &held).ok());
+    const Status st = exporter::ScanAnchors(stream, &scanned);
+    ASSERT_TRUE(st.ok()) << st.message();
+    size_t expected = 0;
+    for (int op = 0; op < 3000; ++op)
+      expected += op % 3 != 1 && op % 13 != 7 && op % 17 != 3 ? 1 : 0;
+    ASSERT_EQ(held.ends.size(), expected);
+    EXPECT_EQ(Ends(scanned), Ends(held));
+    size_t repeated = 0;
+    for (const exporter::CollectiveEnd& e : scanned.ends)
+      repeated += e.seq == 1000000 ? 1 : 0;
+    EXPECT_EQ(repeated, repeat ? 1u : 0u);
+  }
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ bool IsApi(uint32_t type) {
 }
 
 // One NCCL operation (Coll, P2p, CeColl) of the stream: what its START says and what the later
-// passes find for it. 48 bytes; the only thing held per operation.
+// passes find for it: the only thing held per operation (and, for a stream whose ids do not grow
+// with time, two 16-byte index entries).
 struct Op {
   uint64_t id = 0;
   uint64_t parent_id = 0;  // its API event (CollApi / P2pApi), when it has one
@@ -35,6 +36,7 @@ struct Op {
   bool has_gpu_stop = false;
   bool dead = false;  // a repeated START of an id: merged into the id's first entry
 };
+static_assert(sizeof(Op) == 56, "one Op per NCCL operation: keep it small");
 
 // The clock-alignment scan of one stream in bounded memory: NcclStreamModel's collective ends
 // without holding the events. Four reads of the stream (StreamReader keeps O(1) of it resident):
@@ -70,13 +72,16 @@ class AnchorScan {
       return read_st;
     if (!(st = ChannelEnds()).ok())
       return st;
+    std::vector<std::pair<uint64_t, uint32_t>>().swap(by_id_);
+    std::vector<std::pair<uint64_t, uint32_t>>().swap(by_parent_);
+    auto is_end = [this](const Op& o) {
+      return !o.dead && o.type == schema::NCCL_EVENT_TYPE_COLL && o.has_gpu_stop &&
+             comm_hashes_.count(o.comm_index) != 0;
+    };
+    out->ends.reserve(out->ends.size() + static_cast<size_t>(std::count_if(ops_.begin(), ops_.end(), is_end)));
     for (const Op& o : ops_) {
-      if (o.dead || o.type != schema::NCCL_EVENT_TYPE_COLL || !o.has_gpu_stop)
-        continue;
-      auto comm = comm_hashes_.find(o.comm_index);
-      if (comm == comm_hashes_.end())
-        continue;
-      out->ends.push_back({comm->second, funcs_[o.func], o.seq, o.gpu_stop_ns});
+      if (is_end(o))
+        out->ends.push_back({comm_hashes_.at(o.comm_index), funcs_[o.func], o.seq, o.gpu_stop_ns});
     }
     return Status::Ok();
   }
@@ -144,9 +149,30 @@ class AnchorScan {
     });
   }
 
-  // Lookups by id and by parent id (sorted copies: 16 bytes per operation). A repeated START of an
-  // id keeps the first one's place with the last one's fields, as NcclStreamModel merges them.
+  // Lookups by id and by parent id. The plugin's ids grow with time and an operation starts after
+  // its API event, so ops_ is usually sorted by both and is searched as it is; otherwise sorted
+  // copies (16 bytes per operation each). A repeated START of an id keeps the first one's place
+  // with the last one's fields, as NcclStreamModel merges them.
   void Index() {
+    auto by_parent = [](const Op& a, const Op& b) { return a.parent_id < b.parent_id; };
+    if (std::adjacent_find(ops_.begin(), ops_.end(), [](const Op& a, const Op& b) { return a.id >= b.id; }) ==
+        ops_.end()) {
+      ids_sorted_ = true;  // strictly increasing: no repeated START either
+      parents_sorted_ = std::is_sorted(ops_.begin(), ops_.end(), by_parent);
+      if (parents_sorted_)
+        return;
+    } else {
+      IndexIds();
+    }
+    by_parent_.reserve(ops_.size());
+    for (uint32_t i = 0; i < ops_.size(); ++i) {
+      if (!ops_[i].dead)
+        by_parent_.push_back({ops_[i].parent_id, i});
+    }
+    std::sort(by_parent_.begin(), by_parent_.end());
+  }
+
+  void IndexIds() {
     by_id_.reserve(ops_.size());
     for (uint32_t i = 0; i < ops_.size(); ++i)
       by_id_.push_back({ops_[i].id, i});
@@ -167,15 +193,30 @@ class AnchorScan {
       i = j + 1;
     }
     by_id_.swap(unique);
-    by_parent_.reserve(by_id_.size());
-    for (const auto& [id, i] : by_id_)
-      by_parent_.push_back({ops_[i].parent_id, i});
-    std::sort(by_parent_.begin(), by_parent_.end());
   }
 
   Op* FindOp(uint64_t id) {
+    if (ids_sorted_) {
+      auto it = std::lower_bound(ops_.begin(), ops_.end(), id, [](const Op& o, uint64_t v) { return o.id < v; });
+      return it != ops_.end() && it->id == id ? &*it : nullptr;
+    }
     auto it = std::lower_bound(by_id_.begin(), by_id_.end(), std::make_pair(id, uint32_t{0}));
     return it != by_id_.end() && it->first == id ? &ops_[it->second] : nullptr;
+  }
+
+  // fn(op) for every operation whose parent is `parent_id`.
+  template <typename Fn>
+  void ForEachChild(uint64_t parent_id, Fn fn) {
+    if (parents_sorted_) {
+      auto it = std::lower_bound(ops_.begin(), ops_.end(), parent_id,
+                                 [](const Op& o, uint64_t v) { return o.parent_id < v; });
+      for (; it != ops_.end() && it->parent_id == parent_id; ++it)
+        fn(*it);
+      return;
+    }
+    auto it = std::lower_bound(by_parent_.begin(), by_parent_.end(), std::make_pair(parent_id, uint32_t{0}));
+    for (; it != by_parent_.end() && it->first == parent_id; ++it)
+      fn(ops_[it->second]);
   }
 
   // Kernel-channel records: START (and each STOP of a channel started before it and not yet
@@ -206,12 +247,10 @@ class AnchorScan {
     auto parent_start = [&](const schema::NcclEvent& e, uint64_t ts) {
       if (e.kind() != schema::NCCL_EVENT_KIND_START)
         return;
-      auto it = std::lower_bound(by_parent_.begin(), by_parent_.end(), std::make_pair(e.event_id(), uint32_t{0}));
-      for (; it != by_parent_.end() && it->first == e.event_id(); ++it) {
-        Op& o = ops_[it->second];
+      ForEachChild(e.event_id(), [&](Op& o) {
         o.has_api_start = IsApi(static_cast<uint32_t>(e.type()));
         o.api_start_ns = static_cast<int64_t>(ts);
-      }
+      });
     };
     return ForEachChannelRecord(
         [&](bool, uint64_t, uint64_t gpu_ns, uint64_t host_ns) {
@@ -254,7 +293,9 @@ class AnchorScan {
   std::map<uint32_t, uint64_t> comm_hashes_;  // comm_index -> comm_hash (the last description)
   std::vector<std::string> funcs_;            // distinct function names
   std::vector<Op> ops_;                       // first-START order
-  std::vector<std::pair<uint64_t, uint32_t>> by_id_, by_parent_;
+  bool ids_sorted_ = false;                   // ops_ by id, strictly: FindOp searches ops_ itself
+  bool parents_sorted_ = false;               // ops_ by parent id: ForEachChild searches ops_ itself
+  std::vector<std::pair<uint64_t, uint32_t>> by_id_, by_parent_;  // otherwise: (key, index into ops_)
 };
 
 }  // namespace
