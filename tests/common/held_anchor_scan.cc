@@ -2,19 +2,17 @@
 
 #include <unordered_map>
 
-#include "tools/export/nccl_model.h"
 #include "tools/stream/stream_reader.h"
 
 namespace gt::test {
 
-Status ScanAnchorsHeld(const std::string& path, exporter::StreamAnchors* out) {
+Status LoadHeldModel(const std::string& path, bool nvtx, exporter::NcclStreamModel* model) {
   stream::StreamReader reader;
   Status st = reader.Open(path);
   if (!st.ok())
     return st;
   const schema::ClockSnapshot& start = reader.header().start_clock();
-  exporter::NcclStreamModel model;
-  model.AddClockSnapshot(start.stream_clock_ns(), start.realtime_ns());
+  model->AddClockSnapshot(start.stream_clock_ns(), start.realtime_ns());
   std::unordered_map<uint64_t, std::string> strings;
   auto text = [&strings](uint64_t id) -> std::string_view {
     auto it = strings.find(id);
@@ -30,10 +28,21 @@ Status ScanAnchorsHeld(const std::string& path, exporter::StreamAnchors* out) {
     for (const schema::InternedString& s : chunk.strings())
       strings[s.id()] = s.text();
     if (chunk.has_clock())
-      model.AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
-    if (chunk.nccl_size() > 0 || chunk.nccl_comms_size() > 0)
-      model.AddChunk(chunk, text);
+      model->AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
+    if (nvtx)
+      model->AddNvtx(chunk);
+    // (The old scan skipped chunks without NCCL records or communicators: nothing else of a chunk
+    // reaches the model but its pool counts, which no collective end depends on.)
+    model->AddChunk(chunk, text);
   }
+  return Status::Ok();
+}
+
+Status ScanAnchorsHeld(const std::string& path, exporter::StreamAnchors* out) {
+  exporter::NcclStreamModel model;
+  Status st = LoadHeldModel(path, /*nvtx=*/false, &model);
+  if (!st.ok())
+    return st;
   if (model.empty())
     return Status::Ok();
   model.Finish();

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "inject/nccl/nccl_fields.h"
@@ -19,7 +18,6 @@
 #include "tools/export/anchor_scan.h"
 #include "tools/export/exporter.h"
 #include "tools/export/nccl_model.h"
-#include "tools/stream/stream_reader.h"
 
 namespace gt {
 namespace {
@@ -165,28 +163,8 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
 
   // The reference: every event in memory (NcclStreamModel), as the export held them before.
   exporter::NcclStreamModel model;
-  {
-    stream::StreamReader reader;
-    ASSERT_TRUE(reader.Open(stream).ok());
-    const schema::ClockSnapshot& start = reader.header().start_clock();
-    model.AddClockSnapshot(start.stream_clock_ns(), start.realtime_ns());
-    std::unordered_map<uint64_t, std::string> strings;
-    auto text = [&strings](uint64_t id) -> std::string_view {
-      auto it = strings.find(id);
-      return it != strings.end() ? std::string_view(it->second) : std::string_view();
-    };
-    schema::Chunk chunk;
-    bool has = true;
-    while (reader.Next(&chunk, &has).ok() && has) {
-      for (const schema::InternedString& s : chunk.strings())
-        strings[s.id()] = s.text();
-      if (chunk.has_clock())
-        model.AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
-      model.AddNvtx(chunk);
-      model.AddChunk(chunk, text);
-    }
-    model.Finish();
-  }
+  ASSERT_TRUE(test::LoadHeldModel(stream, /*nvtx=*/true, &model).ok());
+  model.Finish();
   ASSERT_EQ(model.order().size(), static_cast<size_t>(kOps) * 5);
   ASSERT_EQ(model.orphan_records(), static_cast<uint64_t>(kOps / 500 + (kOps - 1) / 333 + 1));
   ASSERT_EQ(model.open_events(), static_cast<uint64_t>(kOps / 500 + kOps / 250));
