@@ -48,10 +48,13 @@ static_assert(sizeof(Op) == 56, "one Op per NCCL operation: keep it small");
 //   4. each channel's end on the fitted clock, kept as its operation's latest.
 // Held: the operations, the communicators' hashes, the stream's interned strings (as before), the
 // channels open at a time (started, not yet stopped), one entry per GPU-clock window.
-// Same ends as NcclStreamModel::Finish for streams where each event id is started once and a
-// kernel channel's parent is an operation (what the NCCL plugin writes); a channel stopped twice
-// counts its first stop here, the held model its last. Single-threaded (one task of
-// multi_export's ParallelFor per stream).
+// Same ends as NcclStreamModel::Finish (an operation started twice included: its last START counts,
+// at its first one's place) for streams where event ids are unique across types, each kernel channel
+// is started once and stopped at most once, and its parent is an operation: what the NCCL plugin
+// writes. Otherwise a channel stopped twice counts its first stop here (the held model its last), a
+// channel started twice gives the fit both starts (the held model its last), and a channel whose
+// parent is not an operation gives no lower bound. Single-threaded (one task of multi_export's
+// ParallelFor per stream).
 class AnchorScan {
  public:
   explicit AnchorScan(std::string path) : path_(std::move(path)) {}
