@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/python_depth_bench.h"
 #include "collector/session.h"
 #include "inject/callstack/backtrace_spec.h"
 #include "inject/callstack/python_frames.h"
@@ -37,12 +38,6 @@ using gt::callstack::kMaxCbid;
 constexpr uint32_t kCbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020;
 constexpr int kRepetitions = 21;
 constexpr int kCalls = 2000;
-
-uint64_t Now() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 
 gt::callstack::Unwinder g_unwinder;
 gt::callstack::PythonRuntime g_python;
@@ -70,8 +65,7 @@ inline void ApiCall() {
 }
 
 double MeanOfCalls(int mode) {
-  uint64_t start = Now();
-  for (int i = 0; i < kCalls; ++i) {
+  return gt::bench::MeanNsOfCalls(gt::bench::MonotonicNs, kCalls, [mode] {
     if (mode == 2) {
       size_t bytes = 0;
       bool truncated = false;
@@ -80,13 +74,7 @@ double MeanOfCalls(int mode) {
     } else {
       ApiCall();
     }
-  }
-  return static_cast<double>(Now() - start) / kCalls;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  });
 }
 
 }  // namespace
@@ -106,7 +94,7 @@ extern "C" __attribute__((visibility("default"))) void gt_pyframes_bench_measure
     python.push_back(MeanOfCalls(1));
     read.push_back(MeanOfCalls(2));
   }
-  double n = Median(native), p = Median(python), r = Median(read);
+  double n = gt::bench::Median(native), p = gt::bench::Median(python), r = gt::bench::Median(read);
   std::printf("depth=%d python_frames=%d python_bytes=%zu native_ns=%.1f python_ns=%.1f read_ns=%.1f ratio=%.2f\n",
               depth, frames, bytes, n, p, r, p / n);
   std::fflush(stdout);
@@ -136,17 +124,7 @@ int main() {
   gt::cupti::g_tracer_state.store(static_cast<uint32_t>(gt::cupti::TracerState::kActive));
   std::printf("python=%d.%d unwinder=%s repetitions=%d calls=%d\n", g_python.major, g_python.minor,
               g_unwinder.path.c_str(), kRepetitions, kCalls);
-  int rc = PyRun_SimpleString(
-      "import ctypes\n"
-      "measure = ctypes.PyDLL(None).gt_pyframes_bench_measure\n"
-      "measure.argtypes = [ctypes.c_int]\n"
-      "def down(n, depth):\n"
-      "    if n == 0:\n"
-      "        measure(depth)\n"
-      "    else:\n"
-      "        down(n - 1, depth)\n"
-      "for depth in (4, 16, 40):\n"
-      "    down(depth, depth)\n");
+  int rc = gt::bench::RunAtPythonDepths("gt_pyframes_bench_measure");
   Py_Finalize();
   gt::EndSession("exit");
   unlink(stream.c_str());

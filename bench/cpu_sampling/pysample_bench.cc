@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/python_depth_bench.h"
 #include "inject/callstack/python_frames.h"
 #include "inject/sampling/python_sample_reader.h"
 
@@ -33,13 +34,8 @@ namespace {
 constexpr int kRepetitions = 15;
 constexpr int kCalls = 500;
 
-// The thread's CPU time: on a shared machine a loop of a few ms is preempted, and wall time would
-// count the time off the CPU.
-uint64_t Now() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
+// Thread CPU time (bench/common/python_depth_bench.h says why).
+uint64_t (*const Now)() = gt::bench::ThreadCpuNs;
 
 gt::callstack::PythonRuntime g_python;
 gt::sampling::PySampleReader* g_reader;
@@ -48,11 +44,6 @@ volatile sig_atomic_t g_handled = 0;
 
 void EmptyHandler(int, siginfo_t*, void*) {
   g_handled = g_handled + 1;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -67,14 +58,10 @@ extern "C" __attribute__((visibility("default"))) void gt_pysample_bench_measure
   double reads = 0, cold_reads = 0;
   int cold_frames = 0;
   for (int rep = 0; rep < kRepetitions; ++rep) {
-    uint64_t t0 = Now();
-    for (int i = 0; i < kCalls; ++i)
-      pthread_kill(pthread_self(), SIGPROF);
-    uint64_t t1 = Now();
+    signal_ns.push_back(gt::bench::MeanNsOfCalls(Now, kCalls, [] { pthread_kill(pthread_self(), SIGPROF); }));
     uint64_t r0 = g_reader->reads();
-    for (int i = 0; i < kCalls; ++i)
-      g_reader->Read(g_python, pid, tstate, g_out, sizeof(g_out), &bytes, &truncated);
-    uint64_t t2 = Now();
+    warm_ns.push_back(gt::bench::MeanNsOfCalls(
+        Now, kCalls, [&] { g_reader->Read(g_python, pid, tstate, g_out, sizeof(g_out), &bytes, &truncated); }));
     reads = static_cast<double>(g_reader->reads() - r0) / kCalls;
     uint64_t cold_total = 0;
     for (int i = 0; i < kCalls / 10; ++i) {
@@ -85,20 +72,15 @@ extern "C" __attribute__((visibility("default"))) void gt_pysample_bench_measure
       cold_total += Now() - c0;
       cold_reads = static_cast<double>(g_reader->reads());
     }
-    uint64_t t3 = Now();
-    for (int i = 0; i < kCalls; ++i)
-      gt::callstack::ReadPythonFrames(g_python, g_out, sizeof(g_out), &bytes, &truncated);
-    uint64_t t4 = Now();
-    signal_ns.push_back(static_cast<double>(t1 - t0) / kCalls);
-    warm_ns.push_back(static_cast<double>(t2 - t1) / kCalls);
     cold_ns.push_back(static_cast<double>(cold_total) / (kCalls / 10));
-    direct_ns.push_back(static_cast<double>(t4 - t3) / kCalls);
+    direct_ns.push_back(gt::bench::MeanNsOfCalls(
+        Now, kCalls, [&] { gt::callstack::ReadPythonFrames(g_python, g_out, sizeof(g_out), &bytes, &truncated); }));
   }
   std::printf(
       "depth=%d python_frames=%d signal_ns=%.0f warm_ns=%.0f cold_ns=%.0f direct_ns=%.0f reads=%.1f cold_reads=%.0f "
       "cold_frames=%d\n",
-      depth, frames, Median(signal_ns), Median(warm_ns), Median(cold_ns), Median(direct_ns), reads, cold_reads,
-      cold_frames);
+      depth, frames, gt::bench::Median(signal_ns), gt::bench::Median(warm_ns), gt::bench::Median(cold_ns),
+      gt::bench::Median(direct_ns), reads, cold_reads, cold_frames);
   std::fflush(stdout);
 }
 
@@ -116,17 +98,7 @@ int main() {
   }
   g_reader = new gt::sampling::PySampleReader();
   std::printf("python=%d.%d repetitions=%d calls=%d\n", g_python.major, g_python.minor, kRepetitions, kCalls);
-  int rc = PyRun_SimpleString(
-      "import ctypes\n"
-      "measure = ctypes.PyDLL(None).gt_pysample_bench_measure\n"
-      "measure.argtypes = [ctypes.c_int]\n"
-      "def down(n, depth):\n"
-      "    if n == 0:\n"
-      "        measure(depth)\n"
-      "    else:\n"
-      "        down(n - 1, depth)\n"
-      "for depth in (4, 16, 40):\n"
-      "    down(depth, depth)\n");
+  int rc = gt::bench::RunAtPythonDepths("gt_pysample_bench_measure");
   Py_Finalize();
   return rc == 0 ? 0 : 1;
 }

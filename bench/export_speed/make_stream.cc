@@ -1,8 +1,9 @@
 // make_stream: writes a synthetic gtrace stream of N NVTX events (push/pop pairs on T threads, 100
 // distinct names, nesting depth 2) with the library's own encoder, for the export benchmark.
 //
-//   make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl|ranges]
-// (--pid: distinct pids make distinct processes, for the all-cores export of several streams)
+//   make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--host H] [--kind nvtx|graph|nccl|ranges]
+// (--pid: distinct pids make distinct processes, for the all-cores export of several streams;
+// --host: distinct hosts make distinct clock domains, so that gtrace export runs its alignment pass)
 // --kind graph: N CUDA graph-trace rows instead, each launch's callback record first (one device and
 // context, 4 streams, 64 graphs, 17 executable graphs; the records the CUDA export must hold until
 // the stream's end before the spill database, bench/offline_memory).
@@ -21,20 +22,22 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--kind nvtx|graph|nccl|ranges]\n");
+    std::fprintf(stderr, "usage: make_stream OUT.gtrace [--events N] [--threads T] [--pid P] [--host H] [--kind nvtx|graph|nccl|ranges]\n");
     return 2;
   }
   long events = 10000000, threads = 8;
   uint32_t pid = 4242;
-  std::string kind = "nvtx";
+  std::string kind = "nvtx", host = "testhost";
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string f = argv[i];
     if (f == "--events") events = std::atol(argv[i + 1]);
     if (f == "--threads") threads = std::atol(argv[i + 1]);
     if (f == "--pid") pid = static_cast<uint32_t>(std::atol(argv[i + 1]));
     if (f == "--kind") kind = argv[i + 1];
+    if (f == "--host") host = argv[i + 1];
   }
-  gt::test::SyntheticStream s(pid, 1000000000, 1700000000000000000ull);
+  gt::test::SyntheticStream s(pid, 1000000000, 1700000000000000000ull, host,
+                             host == "testhost" ? "boot-0" : "boot-" + host);
   if (kind == "graph") {
     s.BeginChunk(1, pid, 1000000000);
     s.Device(gt::test::DeviceSpec{});

@@ -7,7 +7,6 @@
 #include "inject/metrics/gpu_metrics.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -33,6 +32,7 @@
 #include "inject/metrics/metrics_fields.h"
 #include "inject/metrics/metrics_options.h"
 #include "inject/metrics/pm_sampler.h"
+#include "inject/metrics/process_hooks.h"
 #include "inject/metrics/profiler_api.h"
 #include "inject/metrics/range_profiler.h"
 #include "inject/metrics/sample_queue.h"
@@ -90,7 +90,6 @@ class Module {
  private:
   bool WaitForDriver(uint32_t* visible);
   void StartCapture();
-  void LoadHostLibrary();
   void SetUpDevices(uint32_t visible);
   bool InitProfiler();
   void SetState(Slot* s, uint32_t state, const std::string& reason);
@@ -482,17 +481,6 @@ void Module::StartCapture() {
   }
 }
 
-// Metrics thread: makes CUPTI load its host library (libnvperf_host) now; see ThreadMain.
-void Module::LoadHostLibrary() {
-  if (!options_.Sampling() && options_.range_mode == RangeMode::kOff)
-    return;
-  if (!api_.host_ok || api_.HostGetSupportedChips == nullptr)
-    return;
-  CUpti_Profiler_Host_GetSupportedChips_Params p{};
-  p.structSize = CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE;
-  api_.HostGetSupportedChips(&p);  // the answer is not needed; a failure shows up in the selection
-}
-
 void Module::ThreadMain() {
   t_gt_thread.internal = true;
   ::prctl(PR_SET_NAME, "gtrace-metrics", 0, 0, 0);
@@ -500,24 +488,9 @@ void Module::ThreadMain() {
   if (WaitForDriver(&visible)) {
     clock_offset_ns_ = MeasureOffset();
     StartCapture();
-    // The exit hook must run before the static destructors of libcupti and libnvperf_host, which
-    // register themselves when they are loaded -- lazily, by the first host-API call on this
-    // thread, and (replayed captures) libcupti itself only then. Exit handlers run last-registered-
-    // first, so load them with one harmless host call and register again before the metric
-    // selection: a process that exits while the selection's tens of host calls run then stops the
-    // selection (exiting_) instead of crashing in CUPTI's destroyed objects (SIGSEGV in
-    // libnvperf_host, found replaying the H200's range-profiler capture, 2026-11-26). The set-up
-    // still runs when the exit has begun: its one-line reasons (no permission, no driver) matter
-    // most for a short run, and the exit hook waits for it (3 s at most).
-    LoadHostLibrary();
-    atexit(&ExitHook);
-    SetUpDevices(visible);
-    // Once more, now that CUPTI has loaded libnvperf_host (it does so lazily, on this thread): exit
-    // handlers run last-registered-first, and the first registration (OnCudaInjection) predates
-    // nvperf's own static destructors, so at exit they ran before our teardown and
-    // cuptiPmSamplingDisable freed nvperf's destroyed objects ("double free or corruption",
-    // SIGABRT at every exit with PM sampling on an H200, 2026-11-26). OnExit runs once either way.
-    atexit(&ExitHook);
+    // Between exit-hook registrations that run the hook before libnvperf_host's destructors.
+    SetUpAfterHostLibrary(api_, options_.Sampling() || options_.range_mode != RangeMode::kOff, &ExitHook,
+                          [&] { SetUpDevices(visible); });
     uint64_t last_clock = NowNs();
     while (true) {
       bool stop;
@@ -780,7 +753,6 @@ void Module::Emit(ChunkBuilder* chunk, uint64_t session_id) {
 
 void OnCudaInjection() {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
-  static bool started = false;
   pthread_once(&once, [] {
     auto* m = new Module();
     if (!m->Init()) {
@@ -788,17 +760,8 @@ void OnCudaInjection() {
       return;
     }
     g_module.store(m, std::memory_order_release);
-    atexit(&ExitHook);  // registered after the CUDA tracer's: runs before it (LIFO)
-    pthread_atfork(nullptr, nullptr, &ForkChildHook);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    pthread_t thread;
-    started = pthread_create(&thread, nullptr, &ThreadEntry, m) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (started) {
-      pthread_detach(thread);
-    } else {
+    RegisterProcessHooks(&ExitHook, &ForkChildHook);  // exit: after the CUDA tracer's, runs before it
+    if (!StartMetricsThread(&ThreadEntry, m)) {
       m->OnForkChild();  // no thread: nothing will ever call CUPTI
       ReportDiagnostic(field::enums::kSeverityWarning, "gpu-metrics", "GPU metrics off: cannot start a thread");
     }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/export_stream.h"
 #include "tests/common/synthetic_stream.h"
 #include "tests/common/test_util.h"
 #include "tools/export/exporter.h"
@@ -19,8 +20,7 @@ namespace gt {
 namespace {
 
 constexpr uint32_t kPid = 5151;
-constexpr uint64_t kMono0 = 1000000000;
-constexpr uint64_t kReal0 = 1700000000000000000;
+constexpr uint64_t kMono0 = test::kStreamMono0Ns;
 constexpr int kRows = 30000;         // graph-trace rows: two per launch (node-level tracing)
 constexpr int kRowsPerChunk = 1000;  // 30 chunks
 constexpr uint32_t kUnknownOrdinal = 3;
@@ -49,12 +49,13 @@ bool Twice(int k) {
   return !Missing(k) && !Late(k) && k % 91 == 0;
 }
 
-void WriteMainStream(const std::string& path) {
-  test::SyntheticStream s(kPid, kMono0, kReal0);
-  s.BeginChunk(1, kPid, kMono0);
+// The first chunk of both processes: one device, one context.
+void FirstChunk(test::SyntheticStream& s) {
   s.Device(test::DeviceSpec{});
   s.Context(test::ContextSpec{});
-  s.EndChunk();
+}
+
+void WriteMainChunks(test::SyntheticStream& s) {
   const int chunks = kRows / kRowsPerChunk;
   for (int c = 0; c < chunks; ++c) {
     const int first = c * kRowsPerChunk;
@@ -92,16 +93,12 @@ void WriteMainStream(const std::string& path) {
     }
     s.EndChunk();
   }
-  s.Close();
-  s.WriteTo(path);
 }
 
-// A second process: correlation ids 1..10 again, launches only for odd ones, exec 7.
-void WriteSecondStream(const std::string& path) {
-  test::SyntheticStream s(kPid + 1, kMono0, kReal0);
-  s.BeginChunk(1, kPid + 1, kMono0);
-  s.Device(test::DeviceSpec{});
-  s.Context(test::ContextSpec{});
+// A second process: correlation ids 1..10 again, launches only for odd ones, exec 7; all in its
+// first chunk, after FirstChunk's device and context.
+void SecondFirstChunk(test::SyntheticStream& s) {
+  FirstChunk(s);
   for (uint32_t c = 1; c <= 10; ++c) {
     if (c % 2 == 1)
       s.GraphLaunch(kMono0 + c * 100, c, 7);
@@ -112,21 +109,16 @@ void WriteSecondStream(const std::string& path) {
     g.graph_id = 2;
     s.GraphTrace(g);
   }
-  s.EndChunk();
-  s.Close();
-  s.WriteTo(path);
 }
 
 TEST(LargeGraphTrace, EveryRowExactlyWithItsLaunchesExecId) {
   test::TempDir dir;
   const std::string main_stream = dir.File("graphs.gtrace"), second = dir.File("second.gtrace");
-  WriteMainStream(main_stream);
-  WriteSecondStream(second);
-  exporter::ExportOptions o;
-  o.inputs = {main_stream, second};
-  o.output = dir.File("graphs.sqlite");
+  const std::string output = dir.File("graphs.sqlite");
+  test::WriteStream(main_stream, kPid, FirstChunk, WriteMainChunks);
+  test::WriteStream(second, kPid + 1, SecondFirstChunk, [](test::SyntheticStream&) {});
   exporter::ExportResult result;
-  const Status st = exporter::ExportSqlite(o, &result);
+  const Status st = test::ExportStreams({main_stream, second}, output, &result);
   ASSERT_TRUE(st.ok()) << st.message();
 
   int missing_rows = 0;
@@ -144,7 +136,7 @@ TEST(LargeGraphTrace, EveryRowExactlyWithItsLaunchesExecId) {
     found += (w == warning ? 1 : 0) + (w == second_warning ? 10 : 0);
   EXPECT_EQ(found, 11);
 
-  test::Db db(o.output);
+  test::Db db(output);
   ASSERT_TRUE(db.ok());
   const int64_t gpid = exporter::PackGlobalTid(0, kPid, 0), gpid2 = exporter::PackGlobalTid(0, kPid + 1, 0);
   // The described device's column, and the placeholder of the undescribed ordinal.
@@ -187,7 +179,7 @@ TEST(LargeGraphTrace, EveryRowExactlyWithItsLaunchesExecId) {
   }
   EXPECT_EQ(differ, 0);
   // The spill database is gone with the export.
-  EXPECT_NE(::access((o.output + ".tmp-" + std::to_string(::getpid()) + ".spill").c_str(), F_OK), 0);
+  EXPECT_NE(::access((output + ".tmp-" + std::to_string(::getpid()) + ".spill").c_str(), F_OK), 0);
 }
 
 }  // namespace

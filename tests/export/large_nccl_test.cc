@@ -8,22 +8,23 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "inject/nccl/nccl_fields.h"
+#include "tests/common/export_stream.h"
+#include "tests/common/held_anchor_scan.h"
 #include "tests/common/synthetic_stream.h"
 #include "tests/common/test_util.h"
+#include "tools/export/anchor_scan.h"
 #include "tools/export/exporter.h"
 #include "tools/export/nccl_model.h"
-#include "tools/stream/stream_reader.h"
 
 namespace gt {
 namespace {
 
 constexpr uint32_t kPid = 6161;
-constexpr uint64_t kMono0 = 1000000000;
-constexpr uint64_t kReal0 = 1700000000000000000;
+constexpr uint64_t kMono0 = test::kStreamMono0Ns;
+constexpr uint64_t kReal0 = test::kStreamReal0Ns;
 constexpr int kOps = 20000;
 constexpr int kBlock = 100;  // operations per chunk
 namespace k = nccl::field::kind;
@@ -126,30 +127,29 @@ void LateThread(test::SyntheticStream& s, int block) {
 }
 
 void WriteStream(const std::string& path) {
-  test::SyntheticStream s(kPid, kMono0, kReal0);
-  s.BeginChunk(1, kPid, kMono0);
-  test::NcclCommSpec c;
-  c.comm_hash = 0xfeedULL;
-  c.n_ranks = 4;
-  c.init_ts_ns = kMono0 + 10;
-  c.init_tid = kPid + 1;
-  s.NcclComm(c);
-  s.EndChunk();
-  const int blocks = kOps / kBlock;
-  for (int b = 0; b < blocks; ++b) {
-    if (b % 10 == 0) {
-      s.BeginChunk(4, kPid, T0(b * kBlock));
-      s.ClockSnapshot(T0(b * kBlock), kReal0 + (T0(b * kBlock) - kMono0));
-      s.EndChunk();
+  auto comm = [](test::SyntheticStream& s) {
+    test::NcclCommSpec c;
+    c.comm_hash = 0xfeedULL;
+    c.n_ranks = 4;
+    c.init_ts_ns = kMono0 + 10;
+    c.init_tid = kPid + 1;
+    s.NcclComm(c);
+  };
+  test::WriteStream(path, kPid, comm, [](test::SyntheticStream& s) {
+    const int blocks = kOps / kBlock;
+    for (int b = 0; b < blocks; ++b) {
+      if (b % 10 == 0) {
+        s.BeginChunk(4, kPid, T0(b * kBlock));
+        s.ClockSnapshot(T0(b * kBlock), kReal0 + (T0(b * kBlock) - kMono0));
+        s.EndChunk();
+      }
+      AppThread(s, b);
+      ProxyThread(s, b);
+      if (b > 0)
+        LateThread(s, b - 1);
     }
-    AppThread(s, b);
-    ProxyThread(s, b);
-    if (b > 0)
-      LateThread(s, b - 1);
-  }
-  LateThread(s, blocks - 1);
-  s.Close();
-  s.WriteTo(path);
+    LateThread(s, blocks - 1);
+  });
 }
 
 std::string Opt(const std::optional<int64_t>& v) {
@@ -163,38 +163,16 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
 
   // The reference: every event in memory (NcclStreamModel), as the export held them before.
   exporter::NcclStreamModel model;
-  {
-    stream::StreamReader reader;
-    ASSERT_TRUE(reader.Open(stream).ok());
-    const schema::ClockSnapshot& start = reader.header().start_clock();
-    model.AddClockSnapshot(start.stream_clock_ns(), start.realtime_ns());
-    std::unordered_map<uint64_t, std::string> strings;
-    auto text = [&strings](uint64_t id) -> std::string_view {
-      auto it = strings.find(id);
-      return it != strings.end() ? std::string_view(it->second) : std::string_view();
-    };
-    schema::Chunk chunk;
-    bool has = true;
-    while (reader.Next(&chunk, &has).ok() && has) {
-      for (const schema::InternedString& s : chunk.strings())
-        strings[s.id()] = s.text();
-      if (chunk.has_clock())
-        model.AddClockSnapshot(chunk.clock().stream_clock_ns(), chunk.clock().realtime_ns());
-      model.AddNvtx(chunk);
-      model.AddChunk(chunk, text);
-    }
-    model.Finish();
-  }
+  ASSERT_TRUE(test::LoadHeldModel(stream, /*nvtx=*/true, &model).ok());
+  model.Finish();
   ASSERT_EQ(model.order().size(), static_cast<size_t>(kOps) * 5);
   ASSERT_EQ(model.orphan_records(), static_cast<uint64_t>(kOps / 500 + (kOps - 1) / 333 + 1));
   ASSERT_EQ(model.open_events(), static_cast<uint64_t>(kOps / 500 + kOps / 250));
   ASSERT_GE(model.clock().windows().size(), 2u);
 
-  exporter::ExportOptions o;
-  o.inputs = {stream};
-  o.output = dir.File("nccl.sqlite");
+  const std::string output = dir.File("nccl.sqlite");
   exporter::ExportResult result;
-  const Status st = exporter::ExportSqlite(o, &result);
+  const Status st = test::ExportStreams({stream}, output, &result);
   ASSERT_TRUE(st.ok()) << st.message();
   const std::string orphan_warning = stream + ": " + std::to_string(model.orphan_records()) +
                                      " NCCL stop/state records had no start (dropped); skipped";
@@ -203,7 +181,7 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
     found += w == orphan_warning ? 1 : 0;
   EXPECT_EQ(found, 1);
 
-  test::Db db(o.output);
+  test::Db db(output);
   ASSERT_TRUE(db.ok());
   // Session time = stream time + a constant: read it off the first event.
   const std::optional<int64_t> first_start = db.Int("SELECT start FROM GTRACE_NCCL_EVENTS ORDER BY rowid LIMIT 1");
@@ -251,6 +229,117 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
             windows);
   // The NVTX view of the operations (the stream has no NCCL NVTX ranges of its own).
   EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59"), kOps);
+}
+
+std::vector<std::string> Ends(const exporter::StreamAnchors& a) {
+  std::vector<std::string> out;
+  for (const exporter::CollectiveEnd& e : a.ends) {
+    out.push_back(std::to_string(e.comm_hash) + "|" + e.func + "|" + std::to_string(e.seq) + "|" +
+                  std::to_string(e.gpu_end_ns));
+  }
+  return out;
+}
+
+// The clock-alignment scan (anchor_scan.h) reads the stream again instead of holding its events:
+// the same collective ends, in the same order, as the held scan it replaced.
+TEST(LargeNccl, AnchorScanEqualsTheHeldScan) {
+  test::TempDir dir;
+  const std::string stream = dir.File("nccl.gtrace");
+  WriteStream(stream);
+  exporter::StreamAnchors held, scanned;
+  ASSERT_TRUE(test::ScanAnchorsHeld(stream, &held).ok());
+  const Status st = exporter::ScanAnchors(stream, &scanned);
+  ASSERT_TRUE(st.ok()) << st.message();
+  // Every operation has a channel with a stop (its second channel's stop is an orphan every 500th).
+  ASSERT_EQ(held.ends.size(), static_cast<size_t>(kOps));
+  EXPECT_EQ(held.ends[0].comm_hash, 0xfeedULL);
+  EXPECT_EQ(held.ends[0].func, "AllReduce");
+  EXPECT_EQ(held.ends[kOps - 1].seq, static_cast<uint64_t>(kOps - 1));
+  EXPECT_EQ(Ends(scanned), Ends(held));
+}
+
+// What the NCCL plugin's streams may also have, on a short stream: P2P operations (their channels'
+// lower bounds come from P2pApi), an operation without an API parent, a collective of a communicator
+// never described, one whose channels have no GPU timer, one whose parent is an earlier API event
+// (parents out of order), a GPU timer ahead of the host (lower bounds decide), and with `repeat` a
+// START repeated with a new sequence number (the last wins, at the first one's place; ids out of
+// order). The scan searches its operations directly or through sorted copies: both ways here.
+void WriteMixedStream(const std::string& stream, bool repeat) {
+  constexpr int kMixed = 3000;
+  auto comms = [](test::SyntheticStream& s) {
+    for (uint32_t c = 1; c <= 2; ++c) {
+      test::NcclCommSpec spec;
+      spec.comm_index = c;
+      spec.comm_hash = 0x100 + c;
+      s.NcclComm(spec);
+    }
+  };
+  test::WriteStream(stream, kPid, comms, [&](test::SyntheticStream& s) {
+    for (int op = 0; op < kMixed; ++op) {
+      const uint64_t t = T0(op);
+      if (op % 100 == 0) {
+        s.BeginChunk(4, kPid, t);
+        s.ClockSnapshot(t, kReal0 + (t - kMono0));
+        s.EndChunk();
+      }
+      const bool p2p = op % 3 == 1, no_api = op % 11 == 5, no_timer = op % 13 == 7;
+      const uint32_t comm = op % 17 == 3 ? 9 : 1 + static_cast<uint32_t>(op % 2);
+      s.BeginChunk(1, kPid + 1, t);
+      if (!no_api) {
+        test::NcclSpec api =
+            Ev(k::kStart, t, Id(op, kApi), p2p ? schema::NCCL_EVENT_TYPE_P2P_API : schema::NCCL_EVENT_TYPE_COLL_API);
+        api.func = p2p ? "Send" : "AllGather";
+        s.Nccl(api);
+      }
+      const uint64_t parent = op % 89 == 10 ? Id(op - 5, kApi) : Id(op, kApi);
+      test::NcclSpec coll = Ev(k::kStart, t + 100, Id(op, kColl),
+                               p2p ? schema::NCCL_EVENT_TYPE_P2P : schema::NCCL_EVENT_TYPE_COLL, parent);
+      coll.comm_index = comm;
+      coll.func = p2p ? "Send" : op % 2 ? "AllGather" : "ReduceScatter";
+      coll.seq_number = static_cast<uint64_t>(op);
+      s.Nccl(coll);
+      if (repeat && op % 97 == 0) {  // started again: the last START's fields count
+        coll.seq_number = 1000000 + static_cast<uint64_t>(op);
+        s.Nccl(coll);
+      }
+      s.EndChunk();
+      s.BeginChunk(2, kPid + 2, t);
+      for (int ch = 0; ch < 2; ++ch) {
+        const uint64_t id = Id(op, ch == 0 ? kCh1 : kCh2);
+        // Ahead of the host by 50 us in the last third: the API start (a lower bound) says so.
+        const uint64_t lead = op >= 2 * kMixed / 3 ? 50000 : 0;
+        test::NcclSpec start = Ev(k::kStart, t + 2000, id, schema::NCCL_EVENT_TYPE_KERNEL_CH, Id(op, kColl));
+        start.gpu_timer_ns = no_timer ? 0 : kReal0 + (t + 1000 - kMono0) - lead + static_cast<uint64_t>(op % 5);
+        s.Nccl(start);
+        test::NcclSpec stop = Ev(k::kStop, t + 5000 + static_cast<uint64_t>(ch), id);
+        stop.gpu_timer_ns = no_timer ? 0 : kReal0 + (t + 3000 - kMono0) - lead + static_cast<uint64_t>(ch * 40);
+        s.Nccl(stop);
+      }
+      s.EndChunk();
+    }
+  });
+}
+
+TEST(LargeNccl, AnchorScanEqualsTheHeldScanOnMixedOperations) {
+  for (bool repeat : {false, true}) {
+    SCOPED_TRACE(repeat ? "a repeated START" : "no repeated START");
+    test::TempDir dir;
+    const std::string stream = dir.File("mixed.gtrace");
+    WriteMixedStream(stream, repeat);
+    exporter::StreamAnchors held, scanned;
+    ASSERT_TRUE(test::ScanAnchorsHeld(stream, &held).ok());
+    const Status st = exporter::ScanAnchors(stream, &scanned);
+    ASSERT_TRUE(st.ok()) << st.message();
+    size_t expected = 0;
+    for (int op = 0; op < 3000; ++op)
+      expected += op % 3 != 1 && op % 13 != 7 && op % 17 != 3 ? 1 : 0;
+    ASSERT_EQ(held.ends.size(), expected);
+    EXPECT_EQ(Ends(scanned), Ends(held));
+    size_t repeated = 0;
+    for (const exporter::CollectiveEnd& e : scanned.ends)
+      repeated += e.seq == 1000000 ? 1 : 0;
+    EXPECT_EQ(repeated, repeat ? 1u : 0u);
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/export_stream.h"
 #include "tests/common/synthetic_stream.h"
 #include "tests/common/test_util.h"
 #include "tools/export/exporter.h"
@@ -17,8 +18,7 @@ namespace gt {
 namespace {
 
 constexpr uint32_t kPid = 7171;
-constexpr uint64_t kMono0 = 1000000000;
-constexpr uint64_t kReal0 = 1700000000000000000;
+constexpr uint64_t kMono0 = test::kStreamMono0Ns;
 constexpr int kPasses = 1500;
 constexpr int kKernelsPerPass = 8;
 constexpr uint64_t kPassNs = 100000;
@@ -42,9 +42,7 @@ double Value(int p, int i, int m) {
   return p * 1000.0 + i * 10.0 + m + 0.25;
 }
 
-void WriteStream(const std::string& path) {
-  test::SyntheticStream s(kPid, kMono0, kReal0);
-  s.BeginChunk(1, kPid, kMono0);
+void FirstChunk(test::SyntheticStream& s) {
   s.Device(test::DeviceSpec{});
   s.Context(test::ContextSpec{});
   test::RangeConfigSpec kernel_cfg;
@@ -55,7 +53,9 @@ void WriteStream(const std::string& path) {
   nvtx_cfg.mode = 1;
   nvtx_cfg.metrics = {"tensor"};
   s.RangeConfig(nvtx_cfg);
-  s.EndChunk();
+}
+
+void WriteChunks(test::SyntheticStream& s) {
   // Kernels, in their own chunks.
   for (int p = 0; p < kPasses; ++p) {
     if (p % 100 == 0)
@@ -109,8 +109,6 @@ void WriteStream(const std::string& path) {
     s.RangeResult(orphan);
     s.EndChunk();
   }
-  s.Close();
-  s.WriteTo(path);
 }
 
 std::string Num(double v) {
@@ -121,15 +119,12 @@ std::string Num(double v) {
 
 TEST(LargeRangeMetrics, EveryRowExactlyWithItsKernel) {
   test::TempDir dir;
-  const std::string stream = dir.File("ranges.gtrace");
-  WriteStream(stream);
-  exporter::ExportOptions o;
-  o.inputs = {stream};
-  o.output = dir.File("ranges.sqlite");
+  const std::string stream = dir.File("ranges.gtrace"), output = dir.File("ranges.sqlite");
+  test::WriteStream(stream, kPid, FirstChunk, WriteChunks);
   exporter::ExportResult result;
-  const Status st = exporter::ExportSqlite(o, &result);
+  const Status st = test::ExportStreams({stream}, output, &result);
   ASSERT_TRUE(st.ok()) << st.message();
-  test::Db db(o.output);
+  test::Db db(output);
   ASSERT_TRUE(db.ok());
 
   std::vector<std::string> expected;

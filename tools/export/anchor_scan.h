@@ -1,6 +1,7 @@
 // The alignment pass over one stream, before anything is written: the GPU end of every NCCL
 // collective the stream recorded (on its own clock, through the same GPU-clock calibration the
-// export uses). Reads the whole stream; keeps one stream's NCCL events.
+// export uses). Reads the stream four times and holds one entry per NCCL operation (not its
+// events): anchor_scan.cc says what, bench/results/2026-11-26-nccl-alignment-memory.md how much.
 #pragma once
 
 #include <cstdint>

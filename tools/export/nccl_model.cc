@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tools/export/nccl_event_start.h"
+
 namespace gt::exporter {
 namespace {
 
@@ -124,19 +126,8 @@ void NcclStreamModel::AddEvent(const schema::NcclEvent& e, uint64_t ts, uint32_t
       auto [it, fresh] = events_.try_emplace(e.event_id());
       NcclEvent& ev = it->second;
       if (fresh) order_.push_back(e.event_id());
-      ev.id = e.event_id();
-      ev.type = static_cast<uint32_t>(e.type());
-      ev.comm_index = e.comm_index();
-      ev.start_ns = ts;
-      ev.start_tid = tid;
-      ev.parent_id = e.parent_id();
-      ev.group_id = e.group_id();
+      FillStart(e, ts, tid, func, datatype, algo, proto, sync, &ev);
       ev.start = e;
-      ev.func = func;
-      ev.datatype = datatype;
-      ev.algo = algo;
-      ev.proto = proto;
-      ev.sync_strategy = sync;
       break;
     }
     case schema::NCCL_EVENT_KIND_STOP: {

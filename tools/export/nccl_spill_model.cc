@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "tools/export/nccl_event_start.h"
+
 namespace gt::exporter {
 namespace {
 
@@ -154,23 +156,11 @@ Status NcclSpillModel::AddEvent(ExportContext& ctx,
         o.first_read = read_;
         ++events_;
       }
-      NcclEvent& ev = o.event;
-      ev.id = e.event_id();
-      ev.type = static_cast<uint32_t>(e.type());
-      ev.comm_index = e.comm_index();
-      ev.start_ns = ts;
-      ev.start_tid = tid;
-      ev.parent_id = e.parent_id();
-      ev.group_id = e.group_id();
+      FillStart(e, ts, tid, func, datatype, algo, proto, sync, &o.event);
       o.start_blob.clear();
       e.SerializeToString(&o.start_blob);
       o.gpu_start_raw_ns = e.gpu_timer_ns();
       o.group_depth = e.group_depth();
-      ev.func = func;
-      ev.datatype = datatype;
-      ev.algo = algo;
-      ev.proto = proto;
-      ev.sync_strategy = sync;
       return Status::Ok();
     }
     case schema::NCCL_EVENT_KIND_STOP:
