@@ -141,7 +141,12 @@ class PythonSamplingTest(unittest.TestCase):
         # The line each was at: inside its own body (the while, the for loop and the statements after it).
         for name in ("burn_a", "burn_b"):
             loop = marker_line(name + "-loop")
-            lines = {int(v.rsplit(":", 1)[1]) for v in inner.values() if v.startswith(name + " at ")}
+            mine = [v for v in inner.values() if v.startswith(name + " at ")]
+            # A frame read while the interpreter moves on may come without a line (exported as
+            # "name at file", no ":line"; seen once in 3.10 under CI): a few, never most.
+            lineless = [v for v in mine if not v.rsplit(":", 1)[-1].isdigit()]
+            self.assertLessEqual(len(lineless), len(mine) // 100 + 1, (name, len(lineless), len(mine)))
+            lines = {int(v.rsplit(":", 1)[1]) for v in mine if v not in lineless}
             self.assertTrue(lines <= set(range(loop - 3, loop + 4)), (name, lines, loop))  # body: end = .. return x
             self.assertIn("%s at %s:" % (name, APP), next(v for v in inner.values() if v.startswith(name)))
 
