@@ -51,15 +51,17 @@ static_assert(sizeof(Op) == 56, "one Op per NCCL operation: keep it small");
 // (started, not yet stopped), one entry per GPU-clock window (one per second of host time with
 // kernel channels: about 0.6 MB per hour of stream).
 // The cap. Read 1 holds an operation only when seq % 2^k == 0 (k = seq_shift_, 0 at first). When
-// max_ops are held and another would be added, k is raised (and the entries that no longer qualify
-// are dropped) until fewer than max_ops remain; so the held set is always exactly the operations
-// whose seq is a multiple of the final 2^k (a repeated START is judged by its own seq), in
-// first-START order. Sequence numbers count per communicator and function on every rank alike, so
-// every rank keeps the same collectives and AlignSession still matches them across hosts; nested
-// powers of two keep a stream thinned less (or not at all) matching a stream thinned more. Later
-// reads skip what belongs to an operation not held: the lower bounds of the GPU-clock fit come only
-// from held operations' channels (their API starts), the upper bounds still from every channel
-// (they need nothing held). Below the cap nothing differs from a scan without one.
+// max_ops are held and another qualifying one comes, k is raised (and the entries that no longer
+// qualify are dropped) until it fits or no longer qualifies; so the held set is exactly the
+// operations whose seq is a multiple of 2^k for the smallest k that leaves at most max_ops of them
+// in the whole stream (a repeated START is judged by its own seq), in first-START order. Sequence
+// numbers count per communicator and function on every rank alike, so every rank keeps the same
+// collectives and AlignSession still matches them across hosts; nested powers of two keep a stream
+// thinned less (or not at all) matching a stream thinned more. Later reads skip what belongs to an
+// operation not held: the lower bounds of the GPU-clock fit come only from held operations'
+// channels (their API starts), the upper bounds still from every channel (they need nothing held).
+// Below the cap nothing differs from a scan without one.
+//
 // Same ends as NcclStreamModel::Finish (an operation started twice included: its last START counts,
 // at its first one's place) for streams where event ids are unique across types, each kernel channel
 // is started once and stopped at most once, and its parent is an operation: what the NCCL plugin
@@ -172,17 +174,17 @@ class AnchorScan {
 
   // Appends `o` to ops_ under the cap (the class comment): raises k while the cap is reached.
   void Hold(const Op& o) {
-    if (max_ops_ != 0 && ops_.size() >= max_ops_) {
-      while (ops_.size() >= max_ops_ && seq_shift_ < kAnchorScanMaxSeqShift) {
-        ++seq_shift_;
-        ops_.erase(std::remove_if(ops_.begin(), ops_.end(), [this](const Op& x) { return !Qualifies(x.seq); }),
-                   ops_.end());
-      }
-      if (ops_.size() >= max_ops_)
-        return;
-    }
     if (!Qualifies(o.seq))
       return;
+    while (max_ops_ != 0 && ops_.size() >= max_ops_) {
+      if (seq_shift_ == kAnchorScanMaxSeqShift)
+        return;
+      ++seq_shift_;
+      ops_.erase(std::remove_if(ops_.begin(), ops_.end(), [this](const Op& x) { return !Qualifies(x.seq); }),
+                 ops_.end());
+      if (!Qualifies(o.seq))
+        return;
+    }
     // Never more room than the cap: the vector's doubling would otherwise overshoot it.
     if (max_ops_ != 0 && ops_.size() == ops_.capacity())
       ops_.reserve(static_cast<size_t>(std::min<uint64_t>(max_ops_, std::max<uint64_t>(16, 2 * ops_.capacity()))));

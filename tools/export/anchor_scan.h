@@ -25,7 +25,7 @@ struct CollectiveEnd {
 // Operations (Coll, P2p, CeColl STARTs) the scan holds per stream by default: 262,144 x 56 bytes
 // = 14 MiB, plus at most as many collective ends returned (56 bytes each). A stream with no more
 // operations than this is scanned exactly as without a cap. Above it, only operations whose
-// sequence number is a multiple of 2^k are held, k the smallest that keeps them under the cap
+// sequence number is a multiple of 2^k are held, k the smallest that leaves at most max_ops of them
 // (raised while reading). `gtrace export` reads GTRACE_ALIGN_MAX_OPS to override it.
 inline constexpr uint64_t kAnchorScanMaxOps = 262144;
 // k stops here: a stream with more than max_ops operations whose sequence number is 0 (mod 2^63)

@@ -11,7 +11,8 @@
 //      session, so most tables copy with SQLite's transfer optimisation, row images unchanged).
 // Memory: the alignment pass holds at most align_max_ops operations per stream being scanned and
 // the collective ends of every stream (at most align_max_ops each) until the plan is made;
-// conversion tasks each hold one stream's state; the writer streams rows. Disk: the merged output briefly needs its parts beside it.
+// conversion tasks each hold one stream's state; the writer streams rows. Disk: the merged output
+// briefly needs its parts beside it.
 #pragma once
 
 #include <cstdint>
