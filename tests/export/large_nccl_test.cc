@@ -437,5 +437,47 @@ TEST(LargeNccl, AnchorScanCapOnMixedOperations) {
   }
 }
 
+// Sequence numbers that cannot thin a stream (all 0: every operation qualifies for every k): k stops
+// at kAnchorScanMaxSeqShift and the scan holds the first max_ops operations, never more, and ends.
+TEST(LargeNccl, AnchorScanCapHoldsAtMostMaxOpsWhenSeqCannotThin) {
+  test::TempDir dir;
+  const std::string stream = dir.File("seq0.gtrace");
+  auto comms = [](test::SyntheticStream& s) {
+    test::NcclCommSpec spec;
+    spec.comm_index = 1;
+    spec.comm_hash = 0xfeed;
+    s.NcclComm(spec);
+  };
+  test::WriteStream(stream, kPid, comms, [&](test::SyntheticStream& s) {
+    s.BeginChunk(1, kPid + 1, T0(0));
+    for (int op = 0; op < 50; ++op) {
+      test::NcclSpec coll = Ev(k::kStart, T0(op), Id(op, kColl), schema::NCCL_EVENT_TYPE_COLL);
+      coll.func = "AllReduce";
+      s.Nccl(coll);
+      test::NcclSpec start =
+          Ev(k::kStart, T0(op) + 2000, Id(op, kCh1), schema::NCCL_EVENT_TYPE_KERNEL_CH, Id(op, kColl));
+      start.gpu_timer_ns = Gpu(op, T0(op) + 1000);
+      s.Nccl(start);
+      test::NcclSpec stop = Ev(k::kStop, T0(op) + 5000, Id(op, kCh1));
+      stop.gpu_timer_ns = Gpu(op, T0(op) + 3500);
+      s.Nccl(stop);
+    }
+    s.EndChunk();
+  });
+  exporter::StreamAnchors a;
+  exporter::AnchorScanOptions options;
+  options.max_ops = 10;
+  const Status st = exporter::ScanAnchors(stream, &a, options);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(a.operations, 50u);
+  EXPECT_EQ(a.seq_shift, exporter::kAnchorScanMaxSeqShift);
+  EXPECT_EQ(a.held_operations, 10u);
+  ASSERT_EQ(a.ends.size(), 10u);
+  for (int op = 0; op < 10; ++op) {  // the first 10, on the base mapping (the timer's own jitter)
+    EXPECT_EQ(a.ends[op].seq, 0u);
+    EXPECT_EQ(a.ends[op].gpu_end_ns, static_cast<int64_t>(T0(op) + 3500 + static_cast<uint64_t>(op % 7) * 10));
+  }
+}
+
 }  // namespace
 }  // namespace gt
