@@ -1,16 +1,18 @@
 // anchor_scan_bench: the clock-alignment scan of `gtrace export` (many streams; anchor_scan.h) on one
-// stream, alone, so that /usr/bin/time's peak RSS is the scan's: the bounded scan (ScanAnchors) or,
-// with --held, the one it replaced (every NCCL event held: tests/common/held_anchor_scan.h); with
-// --floor, one read of the stream that only counts its NCCL records (the reader alone: what any
-// scan pays per read).
+// stream, alone, so that /usr/bin/time's peak RSS is the scan's: ScanAnchors with its default cap
+// (kAnchorScanMaxOps operations held) or with --max-ops N (0: no cap, every operation held, as
+// before the cap); with --held, the scan ScanAnchors replaced (every NCCL event held:
+// tests/common/held_anchor_scan.h); with --floor, one read of the stream that only counts its NCCL
+// records (the reader alone: what any scan pays per read).
 //
-//   anchor_scan_bench [--held | --floor] STREAM.gtrace
+//   anchor_scan_bench [--held | --floor | --max-ops N] STREAM.gtrace
 // Prints "ends=N sum=S first=... last=...": the number of collective ends and an order-sensitive
-// checksum of every end (comm hash, function, sequence number, GPU end), so that the two scans'
-// outputs can be compared (bench/offline_memory/anchor_scan.sh does); --floor prints "records=N".
-// Single-threaded.
+// checksum of every end (comm hash, function, sequence number, GPU end), so that two scans' outputs
+// can be compared (bench/offline_memory/anchor_scan.sh does); --floor prints "records=N". ScanAnchors
+// also prints "operations=N held=H seq_shift=K" to stderr. Single-threaded.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "tests/common/held_anchor_scan.h"
@@ -19,6 +21,7 @@
 
 int main(int argc, char** argv) {
   bool held = false, floor = false;
+  gt::exporter::AnchorScanOptions options;
   std::string path;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -26,11 +29,13 @@ int main(int argc, char** argv) {
       held = true;
     else if (a == "--floor")
       floor = true;
+    else if (a == "--max-ops" && i + 1 < argc)
+      options.max_ops = std::strtoull(argv[++i], nullptr, 10);
     else
       path = a;
   }
   if (path.empty()) {
-    std::fprintf(stderr, "usage: anchor_scan_bench [--held | --floor] STREAM.gtrace\n");
+    std::fprintf(stderr, "usage: anchor_scan_bench [--held | --floor | --max-ops N] STREAM.gtrace\n");
     return 2;
   }
   if (floor) {
@@ -49,10 +54,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   gt::exporter::StreamAnchors out;
-  gt::Status st = held ? gt::test::ScanAnchorsHeld(path, &out) : gt::exporter::ScanAnchors(path, &out);
+  gt::Status st = held ? gt::test::ScanAnchorsHeld(path, &out) : gt::exporter::ScanAnchors(path, &out, options);
   if (!st.ok()) {
     std::fprintf(stderr, "anchor_scan_bench: %s\n", st.message().c_str());
     return 1;
+  }
+  if (!held) {
+    std::fprintf(stderr, "operations=%llu held=%llu seq_shift=%u\n", static_cast<unsigned long long>(out.operations),
+                 static_cast<unsigned long long>(out.held_operations), out.seq_shift);
   }
   uint64_t sum = 0;  // FNV-1a over the ends, in order
   auto mix = [&sum](uint64_t v) {

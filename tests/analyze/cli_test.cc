@@ -1,5 +1,7 @@
 // The CLI end to end: gtrace export of many streams (merged, --per-rank, databases merged) and
 // gtrace analyze (formats, HTML, errors).
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "tests/common/rank_simulator.h"
@@ -70,6 +72,40 @@ TEST(AnalyzeCli, ExportMergeAndAnalyze) {
   r = Gtrace({"export", dbs[0], dbs[1]});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("name the merged database with -o"), std::string::npos);
+}
+
+// GTRACE_ALIGN_MAX_OPS caps the alignment pass of `gtrace export` (anchor_scan.h): 20 steps of 5
+// collectives per rank (seq 1..100), at most 16 held: every 8th (seq 8, 16, ..., 96: 12 ends per rank). A value
+// that is not a number is a usage error, and nothing is written.
+TEST(AnalyzeCli, ExportAlignMaxOpsFromTheEnvironment) {
+  test::TempDir dir;
+  std::string streams = dir.File("streams");
+  ASSERT_EQ(system(("mkdir -p " + streams).c_str()), 0);
+  test::SimConfig c;
+  c.ranks = 8;
+  c.ranks_per_host = 4;
+  c.steps = 20;
+  c.ntp_offset_ns = {0, 1500000};
+  test::SimTruth truth;
+  test::SimulateRanks(c, streams, &truth);
+  const std::vector<std::string> argv = {test::CliPath(), "export", "-o", dir.File("job.sqlite"), streams};
+  test::RunOptions env;
+  env.env["GTRACE_ALIGN_MAX_OPS"] = "16";
+  test::RunResult r = test::RunProgram(argv, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("100 NCCL operations, more than the alignment pass holds (16, GTRACE_ALIGN_MAX_OPS): aligned "
+                       "by the collectives whose sequence number is a multiple of 8 (12 ends)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("node1: collectives, correction -1500."), std::string::npos) << r.err;
+  test::Db db(dir.File("job.sqlite"));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM GTRACE_RANKS WHERE anchors = 12"), 8);
+
+  env.env["GTRACE_ALIGN_MAX_OPS"] = "lots";
+  r = test::RunProgram({test::CliPath(), "export", "-o", dir.File("bad.sqlite"), streams}, env);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("GTRACE_ALIGN_MAX_OPS='lots' is not a number of operations"), std::string::npos) << r.err;
+  EXPECT_NE(access(dir.File("bad.sqlite").c_str(), F_OK), 0);
 }
 
 }  // namespace

@@ -7,7 +7,11 @@
 // lags the base mapping in the second half (per-window corrections).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "inject/nccl/nccl_fields.h"
@@ -339,6 +343,139 @@ TEST(LargeNccl, AnchorScanEqualsTheHeldScanOnMixedOperations) {
     for (const exporter::CollectiveEnd& e : scanned.ends)
       repeated += e.seq == 1000000 ? 1 : 0;
     EXPECT_EQ(repeated, repeat ? 1u : 0u);
+  }
+}
+
+// The cap of the scan (anchor_scan.h): a stream with no more operations than max_ops gives exactly
+// the uncapped scan's ends; above it, exactly the collectives whose sequence number is a multiple
+// of the final 2^k. Here 20,000 collectives, seq 0..19,999 in order, cap 1,000: k is raised while
+// reading until ceil(20,000 / 2^k) <= 1,000 fits: k = 5 (2^4 leaves 1,250), 625 ends, seq 0, 32, ...
+TEST(LargeNccl, AnchorScanCapKeepsTheSeqMultiplesOfTheFinalPowerOfTwo) {
+  test::TempDir dir;
+  const std::string stream = dir.File("nccl.gtrace");
+  WriteStream(stream);
+  exporter::StreamAnchors uncapped, at_count, capped;
+  exporter::AnchorScanOptions options;
+  options.max_ops = 0;
+  ASSERT_TRUE(exporter::ScanAnchors(stream, &uncapped, options).ok());
+  ASSERT_EQ(uncapped.ends.size(), static_cast<size_t>(kOps));
+  EXPECT_EQ(uncapped.operations, static_cast<uint64_t>(kOps));
+  EXPECT_EQ(uncapped.held_operations, static_cast<uint64_t>(kOps));
+  EXPECT_EQ(uncapped.seq_shift, 0u);
+
+  // Exactly at the cap: nothing thinned, the same ends.
+  options.max_ops = kOps;
+  ASSERT_TRUE(exporter::ScanAnchors(stream, &at_count, options).ok());
+  EXPECT_EQ(at_count.seq_shift, 0u);
+  EXPECT_EQ(Ends(at_count), Ends(uncapped));
+
+  options.max_ops = 1000;
+  const Status st = exporter::ScanAnchors(stream, &capped, options);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(capped.operations, static_cast<uint64_t>(kOps));
+  EXPECT_EQ(capped.seq_shift, 5u);
+  EXPECT_EQ(capped.held_operations, 625u);
+  ASSERT_EQ(capped.ends.size(), 625u);
+  for (size_t i = 0; i < capped.ends.size(); ++i) {
+    ASSERT_EQ(capped.ends[i].seq, 32 * i) << i;
+    EXPECT_EQ(capped.ends[i].comm_hash, 0xfeedULL);
+    EXPECT_EQ(capped.ends[i].func, "AllReduce");
+  }
+  // Each kept collective ends within 1 us of where the uncapped scan puts it. The GPU-clock fit
+  // keeps every channel's upper bounds but only the held operations' lower bounds (their API
+  // starts): the first 1-s window holds the two operations after the timer's 200-us step (10,000
+  // and 10,001, not multiples of 32), whose lower bounds make it inconsistent uncapped
+  // (correction U, 940 ns) and leave it "base" (0) capped; the windows' corrections are
+  // interpolated, so the ends move by up to those 940 ns.
+  int64_t worst = 0;
+  for (const exporter::CollectiveEnd& e : capped.ends)
+    worst = std::max<int64_t>(worst, std::llabs(e.gpu_end_ns - uncapped.ends[e.seq].gpu_end_ns));
+  EXPECT_GT(worst, 0);
+  EXPECT_LE(worst, 1000);
+}
+
+// The cap on the mixed stream (P2P operations, parents out of order, repeated STARTs: the scan's
+// sorted-copy lookups): the ends are exactly the uncapped ends whose seq is a multiple of 2^k, at
+// the same GPU end within the few ns the thinned lower bounds can move it.
+TEST(LargeNccl, AnchorScanCapOnMixedOperations) {
+  for (bool repeat : {false, true}) {
+    SCOPED_TRACE(repeat ? "a repeated START" : "no repeated START");
+    test::TempDir dir;
+    const std::string stream = dir.File("mixed.gtrace");
+    WriteMixedStream(stream, repeat);
+    exporter::StreamAnchors uncapped, capped;
+    exporter::AnchorScanOptions options;
+    options.max_ops = 0;
+    ASSERT_TRUE(exporter::ScanAnchors(stream, &uncapped, options).ok());
+    options.max_ops = 500;
+    const Status st = exporter::ScanAnchors(stream, &capped, options);
+    ASSERT_TRUE(st.ok()) << st.message();
+    // 3,000 operations (and 31 repeated STARTs with seq 1,000,000 + op, op a multiple of 97)
+    // with seq 0..2,999: k = 3 leaves 375 (+ the repeated STARTs whose seq is a multiple of 8: op
+    // 0, 776, 1552, 2328: 4).
+    EXPECT_EQ(capped.operations, repeat ? 3031u : 3000u);
+    EXPECT_EQ(capped.seq_shift, 3u);
+    EXPECT_EQ(capped.held_operations, repeat ? 379u : 375u);
+    std::map<std::tuple<uint64_t, std::string, uint64_t>, int64_t> want;
+    for (const exporter::CollectiveEnd& e : uncapped.ends) {
+      if (e.seq % 8 == 0)
+        want[{e.comm_hash, e.func, e.seq}] = e.gpu_end_ns;
+    }
+    ASSERT_FALSE(want.empty());
+    std::map<std::tuple<uint64_t, std::string, uint64_t>, int64_t> got;
+    for (const exporter::CollectiveEnd& e : capped.ends) {
+      EXPECT_EQ(e.seq % 8, 0u);
+      got[{e.comm_hash, e.func, e.seq}] = e.gpu_end_ns;
+    }
+    ASSERT_EQ(got.size(), capped.ends.size());
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [key, end_ns] : want) {
+      auto it = got.find(key);
+      ASSERT_NE(it, got.end()) << "seq " << std::get<2>(key);
+      EXPECT_LE(std::llabs(it->second - end_ns), 10) << "seq " << std::get<2>(key);
+    }
+  }
+}
+
+// Sequence numbers that cannot thin a stream (all 0: every operation qualifies for every k): k stops
+// at kAnchorScanMaxSeqShift and the scan holds the first max_ops operations, never more, and ends.
+TEST(LargeNccl, AnchorScanCapHoldsAtMostMaxOpsWhenSeqCannotThin) {
+  test::TempDir dir;
+  const std::string stream = dir.File("seq0.gtrace");
+  auto comms = [](test::SyntheticStream& s) {
+    test::NcclCommSpec spec;
+    spec.comm_index = 1;
+    spec.comm_hash = 0xfeed;
+    s.NcclComm(spec);
+  };
+  test::WriteStream(stream, kPid, comms, [&](test::SyntheticStream& s) {
+    s.BeginChunk(1, kPid + 1, T0(0));
+    for (int op = 0; op < 50; ++op) {
+      test::NcclSpec coll = Ev(k::kStart, T0(op), Id(op, kColl), schema::NCCL_EVENT_TYPE_COLL);
+      coll.func = "AllReduce";
+      s.Nccl(coll);
+      test::NcclSpec start =
+          Ev(k::kStart, T0(op) + 2000, Id(op, kCh1), schema::NCCL_EVENT_TYPE_KERNEL_CH, Id(op, kColl));
+      start.gpu_timer_ns = Gpu(op, T0(op) + 1000);
+      s.Nccl(start);
+      test::NcclSpec stop = Ev(k::kStop, T0(op) + 5000, Id(op, kCh1));
+      stop.gpu_timer_ns = Gpu(op, T0(op) + 3500);
+      s.Nccl(stop);
+    }
+    s.EndChunk();
+  });
+  exporter::StreamAnchors a;
+  exporter::AnchorScanOptions options;
+  options.max_ops = 10;
+  const Status st = exporter::ScanAnchors(stream, &a, options);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(a.operations, 50u);
+  EXPECT_EQ(a.seq_shift, exporter::kAnchorScanMaxSeqShift);
+  EXPECT_EQ(a.held_operations, 10u);
+  ASSERT_EQ(a.ends.size(), 10u);
+  for (int op = 0; op < 10; ++op) {  // the first 10, on the base mapping (the timer's own jitter)
+    EXPECT_EQ(a.ends[op].seq, 0u);
+    EXPECT_EQ(a.ends[op].gpu_end_ns, static_cast<int64_t>(T0(op) + 3500 + static_cast<uint64_t>(op % 7) * 10));
   }
 }
 

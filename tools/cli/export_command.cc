@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "tools/cli/args.h"
@@ -44,6 +46,24 @@ Status ExpandInputs(const std::vector<std::string>& given, std::vector<std::stri
     std::sort(found.begin(), found.end());
     out->insert(out->end(), found.begin(), found.end());
   }
+  return Status::Ok();
+}
+
+// GTRACE_ALIGN_MAX_OPS: the operations the alignment pass holds per stream (anchor_scan.h; 0: no
+// cap). Unset or empty: the default. Read here only, not by the injected library.
+Status AlignMaxOpsFromEnv(uint64_t* max_ops) {
+  const char* v = std::getenv("GTRACE_ALIGN_MAX_OPS");
+  if (v == nullptr || *v == '\0') return Status::Ok();
+  uint64_t n = 0;
+  for (const char* c = v; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9' || n > (UINT64_MAX - 9) / 10) {
+      return Status::Error(std::string("GTRACE_ALIGN_MAX_OPS='") + v +
+                           "' is not a number of operations (0: no cap; default " +
+                           std::to_string(exporter::kAnchorScanMaxOps) + ")");
+    }
+    n = n * 10 + static_cast<uint64_t>(*c - '0');
+  }
+  *max_ops = n;
   return Status::Ok();
 }
 
@@ -86,7 +106,8 @@ int ExportToTempDb(exporter::ExportOptions* so) {
     mo.output = so->output;
     mo.force = true;
     exporter::MultiExportResult mr;
-    st = exporter::ExportMany(mo, &mr);
+    st = AlignMaxOpsFromEnv(&mo.align_max_ops);
+    if (st.ok()) st = exporter::ExportMany(mo, &mr);
     warnings = mr.warnings;
   } else {
     exporter::ExportResult sr;
@@ -507,6 +528,10 @@ int RunExport(const std::vector<std::string>& args) {
     return 1;
   }
   if (o.inputs.size() > 1 || mo.per_rank) {
+    if (!(st = AlignMaxOpsFromEnv(&mo.align_max_ops)).ok()) {
+      std::cerr << "gtrace: export: " << st.message() << "\n";
+      return 2;
+    }
     mo.inputs = o.inputs;
     mo.output = o.output;
     mo.force = o.force;

@@ -46,8 +46,23 @@ static_assert(sizeof(Op) == 56, "one Op per NCCL operation: keep it small");
 //   3. the observations themselves (its second pass: upper bounds from the channels' START and
 //      STOP, lower bounds from their operation's API start);
 //   4. each channel's end on the fitted clock, kept as its operation's latest.
-// Held: the operations, the communicators' hashes, the stream's interned strings (as before), the
-// channels open at a time (started, not yet stopped), one entry per GPU-clock window.
+// Held: the operations (at most max_ops: below), the communicators' hashes, the stream's interned
+// strings (as before: one per distinct string, not per event), the channels open at a time
+// (started, not yet stopped), one entry per GPU-clock window (one per second of host time with
+// kernel channels: a 104-byte Window, and while fitting a map node of ~150 bytes: under 1 MB per
+// hour of stream) and one 16-byte clock pair per second (58 kB per hour).
+// The cap. Read 1 holds an operation only when seq % 2^k == 0 (k = seq_shift_, 0 at first). When
+// max_ops are held and another qualifying one comes, k is raised (and the entries that no longer
+// qualify are dropped) until it fits or no longer qualifies; so the held set is exactly the
+// operations whose seq is a multiple of 2^k for the smallest k that leaves at most max_ops of them
+// in the whole stream (a repeated START is judged by its own seq), in first-START order. Sequence
+// numbers count per communicator and function on every rank alike, so every rank keeps the same
+// collectives and AlignSession still matches them across hosts; nested powers of two keep a stream
+// thinned less (or not at all) matching a stream thinned more. Later reads skip what belongs to an
+// operation not held: the lower bounds of the GPU-clock fit come only from held operations'
+// channels (their API starts), the upper bounds still from every channel (they need nothing held).
+// Below the cap nothing differs from a scan without one.
+//
 // Same ends as NcclStreamModel::Finish (an operation started twice included: its last START counts,
 // at its first one's place) for streams where event ids are unique across types, each kernel channel
 // is started once and stopped at most once, and its parent is an operation: what the NCCL plugin
@@ -57,10 +72,13 @@ static_assert(sizeof(Op) == 56, "one Op per NCCL operation: keep it small");
 // ParallelFor per stream).
 class AnchorScan {
  public:
-  explicit AnchorScan(std::string path) : path_(std::move(path)) {}
+  AnchorScan(std::string path, uint64_t max_ops) : path_(std::move(path)), max_ops_(max_ops) {}
 
   Status Run(StreamAnchors* out) {
     Status st = CollectOperations();
+    out->operations = operations_;
+    out->held_operations = ops_.size();
+    out->seq_shift = seq_shift_;
     if (!st.ok())
       return st;
     if (ops_.empty())
@@ -148,8 +166,30 @@ class AnchorScan {
       if (fresh)
         funcs_.push_back(func);
       o.func = it->second;
-      ops_.push_back(o);
+      ++operations_;
+      Hold(o);
     });
+  }
+
+  bool Qualifies(uint64_t seq) const { return (seq & ((uint64_t{1} << seq_shift_) - 1)) == 0; }
+
+  // Appends `o` to ops_ under the cap (the class comment): raises k while the cap is reached.
+  void Hold(const Op& o) {
+    if (!Qualifies(o.seq))
+      return;
+    while (max_ops_ != 0 && ops_.size() >= max_ops_) {
+      if (seq_shift_ == kAnchorScanMaxSeqShift)
+        return;
+      ++seq_shift_;
+      ops_.erase(std::remove_if(ops_.begin(), ops_.end(), [this](const Op& x) { return !Qualifies(x.seq); }),
+                 ops_.end());
+      if (!Qualifies(o.seq))
+        return;
+    }
+    // Never more room than the cap: the vector's doubling would otherwise overshoot it.
+    if (max_ops_ != 0 && ops_.size() == ops_.capacity())
+      ops_.reserve(static_cast<size_t>(std::min<uint64_t>(max_ops_, std::max<uint64_t>(16, 2 * ops_.capacity()))));
+    ops_.push_back(o);
   }
 
   // Lookups by id and by parent id. The plugin's ids grow with time and an operation starts after
@@ -292,6 +332,9 @@ class AnchorScan {
   }
 
   std::string path_;
+  uint64_t max_ops_ = 0;     // 0: no cap
+  uint32_t seq_shift_ = 0;   // k: ops_ holds the operations with seq % 2^k == 0
+  uint64_t operations_ = 0;  // operation STARTs read
   GpuClockMap clock_;
   std::map<uint32_t, uint64_t> comm_hashes_;  // comm_index -> comm_hash (the last description)
   std::vector<std::string> funcs_;            // distinct function names
@@ -303,8 +346,8 @@ class AnchorScan {
 
 }  // namespace
 
-Status ScanAnchors(const std::string& path, StreamAnchors* out) {
-  return AnchorScan(path).Run(out);
+Status ScanAnchors(const std::string& path, StreamAnchors* out, const AnchorScanOptions& options) {
+  return AnchorScan(path, options.max_ops).Run(out);
 }
 
 }  // namespace gt::exporter

@@ -164,11 +164,20 @@ Status ExportMany(const MultiExportOptions& o, MultiExportResult* result) {
   auto t0 = std::chrono::steady_clock::now();
   if (o.align && plan.domains.size() > 1) {
     std::vector<ProcessAnchors> procs(o.inputs.size());
+    std::vector<std::string> thinned(o.inputs.size());  // per stream: a note when the cap thinned it
+    AnchorScanOptions scan_options;
+    scan_options.max_ops = o.align_max_ops;
     st = ParallelFor(o.inputs.size(), jobs, [&](size_t i) {
       StreamAnchors a;
-      Status s = ScanAnchors(o.inputs[i], &a);
+      Status s = ScanAnchors(o.inputs[i], &a, scan_options);
       if (!s.ok())
         return s;
+      if (a.seq_shift != 0) {
+        thinned[i] = o.inputs[i] + ": " + std::to_string(a.operations) +
+                     " NCCL operations, more than the alignment pass holds (" + std::to_string(o.align_max_ops) +
+                     ", GTRACE_ALIGN_MAX_OPS): aligned by the collectives whose sequence number is a multiple of " +
+                     std::to_string(uint64_t{1} << a.seq_shift) + " (" + std::to_string(a.ends.size()) + " ends)";
+      }
       int64_t off = plan.streams[i].offset_ns;
       ProcessAnchors& p = procs[i];
       p.ends.reserve(a.ends.size());
@@ -182,6 +191,10 @@ Status ExportMany(const MultiExportOptions& o, MultiExportResult* result) {
       return st;
     }
     AlignSession(procs, &plan);
+    for (const std::string& note : thinned) {
+      if (!note.empty())
+        result->warnings.push_back(note);
+    }
   }
   result->scan_seconds = Since(t0);
 

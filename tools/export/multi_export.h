@@ -9,8 +9,10 @@
 //      Merged: parts in a temporary directory beside the output, sharing one string table.
 //   4. Merged: the parts are copied into the output by one writer (db_merge.h; the parts share the
 //      session, so most tables copy with SQLite's transfer optimisation, row images unchanged).
-// Memory: each task holds one stream's state (the NCCL module keeps a stream's NCCL events until
-// its end); the writer streams rows. Disk: the merged output briefly needs its parts beside it.
+// Memory: the alignment pass holds at most align_max_ops operations per stream being scanned and
+// the collective ends of every stream (at most align_max_ops each) until the plan is made;
+// conversion tasks each hold one stream's state; the writer streams rows. Disk: the merged output
+// briefly needs its parts beside it.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "schema/status.h"
+#include "tools/export/anchor_scan.h"
 #include "tools/export/session_plan.h"
 
 namespace gt::exporter {
@@ -30,6 +33,7 @@ struct MultiExportOptions {
   bool force = false;
   bool align = true;
   std::string align_domain = "host";                 // "host" or "rank"
+  uint64_t align_max_ops = kAnchorScanMaxOps;        // per stream in the alignment pass; 0: no cap
   unsigned jobs = 0;                                 // 0: one per core
   std::function<void(const std::string&)> progress;  // optional, called from the calling thread
 };
