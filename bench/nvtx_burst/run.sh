@@ -40,7 +40,7 @@ rows=""
 for pairs in $SIZES; do
   for t in $THREADS; do
     : > "$work/bare.txt"
-    for which in gt before; do : > "$work/$which-ns.txt"; : > "$work/$which-kept.txt"; : > "$work/$which-drain.txt"; : > "$work/$which-dcpu.txt"; done
+    for which in gt before; do : > "$work/$which-ns.txt"; : > "$work/$which-kept.txt"; : > "$work/$which-drain.txt"; : > "$work/$which-dcpu.txt"; : > "$work/$which-gtline.txt"; done
     for r in $(seq "$ROUNDS"); do
       clean_env "$burst" --pairs "$pairs" --threads "$t" | sed -n 's/.*ns_per_pair=\([0-9.]*\).*/\1/p' >> "$work/bare.txt"
       for which in $libs; do
@@ -56,7 +56,9 @@ for pairs in $SIZES; do
         echo "$kept $t0 $t1" | awk '{printf "%.0f\n", $1 / (($3 - $2) / 1e9)}' >> "$work/$which-drain.txt"
         dcpu=$(echo "$out" | sed -n 's/.*drain_cpu_ns=\([0-9]*\).*/\1/p')
         [[ -n $dcpu && $kept -gt 0 ]] && echo "$dcpu $kept" | awk '{printf "%.1f\n", $1 / $2}' >> "$work/$which-dcpu.txt"
-        grep '^gtrace:' "$work/err" | head -1 > "$work/lastline" || true
+        # This configuration's own first `gtrace:` line (e.g. the dropped-records count), or none;
+        # shown with its row below: its last round's.
+        grep '^gtrace:' "$work/err" | head -1 > "$work/$which-gtline.txt" || true
       done
     done
     b=$(median < "$work/bare.txt")
@@ -67,7 +69,7 @@ for pairs in $SIZES; do
       rows+=$(printf '| %s | %s | %s | %s | %s | %s | %s | %s (min %s) | %s | %s |' "$name" "$pairs" "$t" "$b" "$g" \
               "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.1f", g-b}')" "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.0fx", g/b}')" \
               "$k" "$kmin" "$d" "$dc")$'\n'
-      echo "$name pairs=$pairs threads=$t bare=$b gtrace=$g kept=$k (min $kmin) drain_rec_s>=$d drain_ns_per_record=$dc $(cat "$work/lastline")"
+      echo "$name pairs=$pairs threads=$t bare=$b gtrace=$g kept=$k (min $kmin) drain_rec_s>=$d drain_ns_per_record=$dc $(cat "$work/$which-gtline.txt")"
     done
   done
 done

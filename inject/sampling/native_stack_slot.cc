@@ -13,6 +13,7 @@
 
 #include "inject/callstack/unwinder.h"
 #include "inject/osrt/osrt_tracer.h"
+#include "inject/sampling/slot_take.h"
 
 namespace gt::sampling {
 namespace {
@@ -75,20 +76,7 @@ void NativeStackSlot::OnSignal(const NativeUnwinder& unwinder, void* ucontext) {
 }
 
 const NativeStackEntry* NativeStackSlot::Take(uint64_t end_offset) {
-  uint64_t r = read_.load(std::memory_order_relaxed);
-  uint64_t w = write_.load(std::memory_order_acquire);
-  const NativeStackEntry* found = nullptr;
-  for (; r != w; ++r) {
-    const NativeStackEntry& e = entries_[r % kEntries];
-    if (e.data_head == end_offset) {
-      found = &e;
-      break;
-    }
-    if (e.data_head > end_offset)
-      break;  // a later sample's entry
-  }
-  read_.store(r, std::memory_order_release);  // entries before it had no sample: free their room
-  return found;
+  return TakeSlotEntry(&read_, write_, entries_, end_offset);
 }
 
 bool LoadNativeUnwinder(NativeUnwinder* out, std::string* path, std::string* why) {

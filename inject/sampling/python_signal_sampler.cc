@@ -11,6 +11,8 @@
 
 #include <cstring>
 
+#include "inject/sampling/slot_take.h"
+
 namespace gt::sampling {
 namespace {
 
@@ -86,20 +88,7 @@ void PySampleSlot::OnSignal(const callstack::PythonRuntime& py, pid_t pid, uintp
 }
 
 const PySampleEntry* PySampleSlot::Take(uint64_t end_offset) {
-  uint64_t r = read_.load(std::memory_order_relaxed);
-  uint64_t w = write_.load(std::memory_order_acquire);
-  const PySampleEntry* found = nullptr;
-  for (; r != w; ++r) {
-    const PySampleEntry& e = entries_[r % kEntries];
-    if (e.data_head == end_offset) {
-      found = &e;
-      break;
-    }
-    if (e.data_head > end_offset)
-      break;  // a later sample's entry
-  }
-  read_.store(r, std::memory_order_release);  // entries before it had no sample: free their room
-  return found;
+  return TakeSlotEntry(&read_, write_, entries_, end_offset);
 }
 
 bool TakeSampleSignal(std::string* why) {

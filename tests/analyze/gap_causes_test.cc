@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/common/test_util.h"
+#include "tests/common/traced_export.h"
 #include "tools/analyze/analysis.h"
 
 namespace gt {
@@ -56,10 +57,7 @@ Traced TraceGapApp(const TempDir& dir) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, "done\n");
   t.db = dir.File("gap.sqlite");
-  std::vector<std::string> cmd = {test::CliPath(), "export", "-o", t.db};
-  for (const std::string& s : dir.Find(".gtrace"))
-    cmd.push_back(s);
-  RunResult ex = RunProgram(cmd);
+  RunResult ex = test::CliExport(dir.Find(".gtrace"), t.db);
   EXPECT_EQ(ex.exit_code, 0) << ex.err;
   Db db(t.db);
   EXPECT_TRUE(db.ok()) << db.error();

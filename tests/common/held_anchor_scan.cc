@@ -6,7 +6,7 @@
 
 namespace gt::test {
 
-Status LoadHeldModel(const std::string& path, bool nvtx, exporter::NcclStreamModel* model) {
+Status LoadHeldModel(const std::string& path, bool nvtx, NcclStreamModel* model) {
   stream::StreamReader reader;
   Status st = reader.Open(path);
   if (!st.ok())
@@ -39,7 +39,7 @@ Status LoadHeldModel(const std::string& path, bool nvtx, exporter::NcclStreamMod
 }
 
 Status ScanAnchorsHeld(const std::string& path, exporter::StreamAnchors* out) {
-  exporter::NcclStreamModel model;
+  NcclStreamModel model;
   Status st = LoadHeldModel(path, /*nvtx=*/false, &model);
   if (!st.ok())
     return st;

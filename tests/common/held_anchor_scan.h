@@ -8,13 +8,13 @@
 
 #include "schema/status.h"
 #include "tools/export/anchor_scan.h"
-#include "tools/export/nccl_model.h"
+#include "tests/common/nccl_stream_model.h"
 
 namespace gt::test {
 
 // Every NCCL record and communicator of the stream at `path` into `model` (and with `nvtx` NCCL's own
 // NVTX marks), as the export held them before the spill model; the caller calls model->Finish().
-Status LoadHeldModel(const std::string& path, bool nvtx, exporter::NcclStreamModel* model);
+Status LoadHeldModel(const std::string& path, bool nvtx, NcclStreamModel* model);
 
 // The collective ends of the held model's operations.
 Status ScanAnchorsHeld(const std::string& path, exporter::StreamAnchors* out);

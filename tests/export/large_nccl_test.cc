@@ -1,7 +1,7 @@
 // NCCL plugin events of a long stream, exported through the spill database
 // (tools/export/nccl_spill_model.h), against the in-memory model they replaced (NcclStreamModel,
-// still used by the clock-alignment scan): every event row, state row, operation row and GPU-clock
-// window the same, in the same order. The stream has what makes the spill model apply records at the
+// now test code: tests/common/nccl_stream_model.h): every event row, state row, operation row and
+// GPU-clock window the same, in the same order. The stream has what makes the spill model apply records at the
 // end: states read after their event's stop (another thread's chunk), a second stop, stops of ids
 // never started (orphans), a stop read before its start, events never stopped; and a GPU timer that
 // lags the base mapping in the second half (per-window corrections).
@@ -17,6 +17,7 @@
 #include "inject/nccl/nccl_fields.h"
 #include "tests/common/export_stream.h"
 #include "tests/common/held_anchor_scan.h"
+#include "tests/common/nccl_stream_model.h"
 #include "tests/common/synthetic_stream.h"
 #include "tests/common/test_util.h"
 #include "tools/export/anchor_scan.h"
@@ -166,7 +167,7 @@ TEST(LargeNccl, SpilledExportEqualsTheInMemoryModel) {
   WriteStream(stream);
 
   // The reference: every event in memory (NcclStreamModel), as the export held them before.
-  exporter::NcclStreamModel model;
+  test::NcclStreamModel model;
   ASSERT_TRUE(test::LoadHeldModel(stream, /*nvtx=*/true, &model).ok());
   model.Finish();
   ASSERT_EQ(model.order().size(), static_cast<size_t>(kOps) * 5);

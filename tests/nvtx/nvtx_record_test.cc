@@ -16,7 +16,7 @@
 #include "inject/nvtx/nvtx_hooks.h"
 #include "tests/common/test_util.h"
 #include "tests/nvtx/fake_nvtx_table.h"
-#include "tools/stream/stream_reader.h"
+#include "tests/nvtx/read_nvtx_stream.h"
 
 namespace gt {
 namespace {
@@ -106,21 +106,10 @@ TEST(NvtxRecord, MessagesAroundTheOneSlotLimitComeBackExactly) {
   expect(schema::NVTX_EVENT_KIND_POP, "");
   EndSession("test");
 
-  std::vector<std::string> streams = dir.Find(".gtrace");
-  ASSERT_EQ(streams.size(), 1u);
-  stream::StreamReader reader;
-  ASSERT_TRUE(reader.Open(streams[0]).ok());
-  schema::Chunk chunk;
   std::map<uint64_t, std::string> strings;
   std::vector<std::string> got;
   uint64_t dropped = 0, last_ts = 0, out_of_order = 0;
-  while (true) {
-    bool has = false;
-    ASSERT_TRUE(reader.Next(&chunk, &has).ok());
-    if (!has)
-      break;
-    for (const auto& s : chunk.strings())
-      strings[s.id()] = s.text();
+  ASSERT_NO_FATAL_FAILURE(test::ReadNvtxStream(dir, &strings, &dropped, [&](const schema::Chunk& chunk) {
     uint64_t ts = chunk.base_ns();
     for (const auto& e : chunk.nvtx()) {
       ts += static_cast<uint64_t>(e.ts_delta_ns());
@@ -134,9 +123,7 @@ TEST(NvtxRecord, MessagesAroundTheOneSlotLimitComeBackExactly) {
         << e.message_truncated();
       got.push_back(o.str());
     }
-    for (const auto& d : chunk.drops())
-      dropped += d.dropped_records();
-  }
+  }));
   EXPECT_EQ(dropped, 0u);
   EXPECT_EQ(out_of_order, 0u);
   ASSERT_EQ(got.size(), expected.size());

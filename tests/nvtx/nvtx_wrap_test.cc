@@ -17,7 +17,7 @@
 #include "inject/nvtx/nvtx_record.h"
 #include "tests/common/test_util.h"
 #include "tests/nvtx/fake_nvtx_table.h"
-#include "tools/stream/stream_reader.h"
+#include "tests/nvtx/read_nvtx_stream.h"
 
 namespace gt {
 namespace {
@@ -92,23 +92,10 @@ TEST(NvtxWrap, RecordsAcrossTheRingsEndComeBackExactly) {
   EXPECT_GT(pos, 256u * 70);  // about 78 laps
   EXPECT_GT(straddling, 25u) << "the sizes must make records wrap around the ring's end";
 
-  std::vector<std::string> streams = dir.Find(".gtrace");
-  ASSERT_EQ(streams.size(), 1u);
-  stream::StreamReader reader;
-  ASSERT_TRUE(reader.Open(streams[0]).ok());
-  schema::Chunk chunk;
   std::map<uint64_t, std::string> strings;
   uint64_t dropped = 0;
   size_t i = 0;
-  while (true) {
-    bool has = false;
-    ASSERT_TRUE(reader.Next(&chunk, &has).ok());
-    if (!has)
-      break;
-    for (const auto& s : chunk.strings())
-      strings[s.id()] = s.text();
-    for (const auto& d : chunk.drops())
-      dropped += d.dropped_records();
+  ASSERT_NO_FATAL_FAILURE(test::ReadNvtxStream(dir, &strings, &dropped, [&](const schema::Chunk& chunk) {
     for (const auto& e : chunk.nvtx()) {
       ASSERT_LT(i, expected.size());
       const Expected& x = expected[i];
@@ -118,7 +105,7 @@ TEST(NvtxWrap, RecordsAcrossTheRingsEndComeBackExactly) {
       EXPECT_EQ(e.range_id(), x.range_id) << "event " << i;
       ++i;
     }
-  }
+  }));
   EXPECT_EQ(dropped, 0u);
   EXPECT_EQ(i, expected.size());
 }

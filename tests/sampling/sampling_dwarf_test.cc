@@ -8,18 +8,14 @@
 //    keeps a counter in %rbp and the walk stops at once;
 //  - none: the sampled instruction only.
 // Skipped, with the reason, where perf_event_open is refused or libunwind cannot be loaded.
-#include <errno.h>
 #include <gtest/gtest.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/common/test_util.h"
+#include "tests/common/traced_export.h"
 
 namespace gt {
 namespace {
@@ -29,26 +25,6 @@ using test::RunOptions;
 using test::RunProgram;
 using test::RunResult;
 using test::TempDir;
-
-// Why sampling cannot work here ("" when it can): the event the library opens.
-std::string PerfRefusal() {
-  perf_event_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.sample_period = 1000000;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  attr.disabled = 1;
-  int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
-  if (fd >= 0) {
-    close(fd);
-    return "";
-  }
-  return std::string("perf_event_open refused on this machine (") + std::strerror(errno) +
-         "): check /proc/sys/kernel/perf_event_paranoid (<= 2) and seccomp";
-}
 
 struct NofpRun {
   RunResult run;
@@ -71,9 +47,7 @@ NofpRun SampleNofp(const TempDir& dir, const std::string& backtrace, const std::
   r.db = dir.File("out.sqlite");
   std::vector<std::string> streams = dir.Find(".gtrace");
   EXPECT_EQ(streams.size(), 1u);
-  std::vector<std::string> cmd = {test::CliPath(), "export", "-o", r.db};
-  cmd.insert(cmd.end(), streams.begin(), streams.end());
-  r.exported = RunProgram(cmd);
+  r.exported = test::CliExport(streams, r.db);
   EXPECT_EQ(r.exported.exit_code, 0) << r.exported.err;
   return r;
 }
@@ -102,7 +76,7 @@ int64_t FullChain(Db& db, const std::string& leaf) {
 }
 
 TEST(SamplingDwarf, CallersOfCodeWithoutFramePointers) {
-  if (std::string why = PerfRefusal(); !why.empty())
+  if (std::string why = test::PerfEventRefusal(); !why.empty())
     GTEST_SKIP() << why;
   TempDir dir;
   NofpRun r = SampleNofp(dir, "dwarf", "1000");
@@ -142,7 +116,7 @@ TEST(SamplingDwarf, CallersOfCodeWithoutFramePointers) {
 }
 
 TEST(SamplingDwarf, FramePointerWalkOnTheSameBinary) {
-  if (std::string why = PerfRefusal(); !why.empty())
+  if (std::string why = test::PerfEventRefusal(); !why.empty())
     GTEST_SKIP() << why;
   TempDir dir;
   NofpRun r = SampleNofp(dir, "fp", "500");
@@ -171,7 +145,7 @@ TEST(SamplingDwarf, FramePointerWalkOnTheSameBinary) {
 }
 
 TEST(SamplingDwarf, NoneKeepsTheSampledInstructionOnly) {
-  if (std::string why = PerfRefusal(); !why.empty())
+  if (std::string why = test::PerfEventRefusal(); !why.empty())
     GTEST_SKIP() << why;
   TempDir dir;
   NofpRun r = SampleNofp(dir, "none", "200");

@@ -9,19 +9,15 @@
 //    program's output and exit status unchanged, no samples.
 // Skipped, with the reason, where this machine refuses perf_event_open itself (perf_event_paranoid 3,
 // a seccomp profile around the test runner).
-#include <errno.h>
 #include <gtest/gtest.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/common/test_util.h"
+#include "tests/common/traced_export.h"
 
 namespace gt {
 namespace {
@@ -31,26 +27,6 @@ using test::RunOptions;
 using test::RunProgram;
 using test::RunResult;
 using test::TempDir;
-
-// Why sampling cannot work here ("" when it can): the same event the library opens.
-std::string PerfRefusal() {
-  perf_event_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.sample_period = 1000000;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  attr.disabled = 1;
-  int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
-  if (fd >= 0) {
-    close(fd);
-    return "";
-  }
-  return std::string("perf_event_open refused on this machine (") + std::strerror(errno) +
-         "): check /proc/sys/kernel/perf_event_paranoid (<= 2) and seccomp";
-}
 
 struct SampledRun {
   RunResult run;
@@ -71,11 +47,9 @@ SampledRun SampleAndExport(const TempDir& dir, std::vector<std::string> argv, st
   std::string word;
   out >> word >> r.cpu_ms >> word >> r.loop_start_ns >> r.loop_end_ns;
   r.db = dir.File("out.sqlite");
-  std::vector<std::string> cmd = {test::CliPath(), "export", "-o", r.db};
   std::vector<std::string> streams = dir.Find(".gtrace");
   EXPECT_EQ(streams.size(), 1u);
-  cmd.insert(cmd.end(), streams.begin(), streams.end());
-  RunResult ex = RunProgram(cmd);
+  RunResult ex = test::CliExport(streams, r.db);
   EXPECT_EQ(ex.exit_code, 0) << ex.err;
   return r;
 }
@@ -90,7 +64,7 @@ std::string LeafCount(const char* thread_cond, const char* function) {
 }
 
 TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
-  if (std::string why = PerfRefusal(); !why.empty())
+  if (std::string why = test::PerfEventRefusal(); !why.empty())
     GTEST_SKIP() << why;
   TempDir dir;
   SampledRun r = SampleAndExport(dir, {test::SamplePath("cpu_burn"), "1000", "200"}, {});
@@ -213,7 +187,7 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
 // GTRACE_CLOCK=tsc: the samples' CLOCK_MONOTONIC times are converted to ticks in the library and back
 // by the reader; they must still land inside the loop.
 TEST(SamplingKnown, TickStreamPlacesSamplesInsideTheLoop) {
-  if (std::string why = PerfRefusal(); !why.empty())
+  if (std::string why = test::PerfEventRefusal(); !why.empty())
     GTEST_SKIP() << why;
   TempDir dir;
   SampledRun r = SampleAndExport(dir, {test::SamplePath("cpu_burn"), "300"}, {{"GTRACE_CLOCK", "tsc"}});
@@ -236,7 +210,7 @@ TEST(SamplingKnown, TickStreamPlacesSamplesInsideTheLoop) {
 // Two sampled processes merged into one database (the multi-stream export, db_merge.cc): every
 // sample keeps its own id and its own stack, and the thread-state enum is there.
 TEST(SamplingMerge, TwoProcessesInOneDatabase) {
-  if (std::string why = PerfRefusal(); !why.empty())
+  if (std::string why = test::PerfEventRefusal(); !why.empty())
     GTEST_SKIP() << why;
   TempDir dir;
   RunOptions o = test::TracedRun(dir);

@@ -1,12 +1,14 @@
 // CPU sampling, unit level (issue 18): field numbers of the hand-written encoder against the protoc
 // descriptor and every field's destination in the export; GTRACE_SAMPLE / GTRACE_SAMPLING_FREQUENCY
 // parsing; the monotonic -> stream clock conversion of sample times; the perf ring reader on a real
-// event of this thread (skipped where perf_event_open is refused).
+// event of this thread (skipped where perf_event_open is refused); the slots' drain-side matching
+// of a sample to its signal-handler entry (TakeSlotEntry).
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
@@ -18,6 +20,7 @@
 #include "inject/sampling/cpu_sampler.h"
 #include "inject/sampling/perf_thread_event.h"
 #include "inject/sampling/sampling_fields.h"
+#include "inject/sampling/slot_take.h"
 #include "tools/export/sampling_field_map.h"
 
 namespace gt {
@@ -259,6 +262,56 @@ TEST(PerfThreadEvent, ReadsSamplesOfThisThread) {
   EXPECT_EQ(in_window, n);
   EXPECT_EQ(with_stack, n);
   EXPECT_EQ(one_ms, n);
+}
+
+// TakeSlotEntry (inject/sampling/slot_take.h), the drain side that NativeStackSlot and PySampleSlot
+// share: an entry is found by its sample's end offset; entries of samples whose record was lost are
+// skipped and their room freed; a later sample's entry stays for its own record; indices wrap.
+struct SlotTestEntry {
+  uint64_t data_head;
+  int tag;
+};
+
+TEST(SlotTake, MatchesSkipsLostAndKeepsLaterEntries) {
+  SlotTestEntry entries[4] = {};
+  std::atomic<uint64_t> read{0}, write{0};
+  auto put = [&](uint64_t head, int tag) {  // what the signal handler does
+    entries[write.load() % 4] = {head, tag};
+    write.store(write.load() + 1, std::memory_order_release);
+  };
+  auto pop = [&] { read.store(read.load() + 1); };  // the slots' Pop
+
+  EXPECT_EQ(sampling::TakeSlotEntry(&read, write, entries, 100), nullptr);  // nothing written
+  EXPECT_EQ(read.load(), 0u);
+
+  put(100, 1);
+  put(200, 2);
+  put(300, 3);
+  const SlotTestEntry* e = sampling::TakeSlotEntry(&read, write, entries, 200);  // 100's record was lost
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->tag, 2);
+  EXPECT_EQ(read.load(), 1u);  // 100 freed; 200 held until Pop
+  pop();
+  EXPECT_EQ(sampling::TakeSlotEntry(&read, write, entries, 250), nullptr);  // no entry for it: 300 is later
+  EXPECT_EQ(read.load(), 2u);                                                // and stays
+  e = sampling::TakeSlotEntry(&read, write, entries, 300);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->tag, 3);
+  pop();
+
+  // Around the end of the 4 entries: positions 3..6 are indices 3, 0, 1, 2.
+  put(400, 4);
+  put(500, 5);
+  put(600, 6);
+  put(700, 7);
+  e = sampling::TakeSlotEntry(&read, write, entries, 700);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->tag, 7);
+  EXPECT_EQ(e, &entries[2]);
+  EXPECT_EQ(read.load(), 6u);
+  EXPECT_EQ(sampling::TakeSlotEntry(&read, write, entries, 800), nullptr);  // 700 unpopped, earlier: freed
+  EXPECT_EQ(read.load(), 7u);
+  EXPECT_EQ(read.load(), write.load());
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // FillStart: what an NCCL START record gives an NcclEvent (ids, type, communicator, host time and
-// thread, parent and group, NCCL's strings). Shared by the in-memory model (NcclStreamModel) and
-// the spill model (NcclSpillModel), which keep the START message itself each their own way (as
-// is, or serialized). Pure; the exporter's thread.
+// thread, parent and group, NCCL's strings). Shared by the in-memory model (NcclStreamModel, the
+// tests' reference in tests/common/nccl_stream_model.h) and the spill model (NcclSpillModel),
+// which keep the START message itself each their own way (as is, or serialized). Pure; the
+// exporter's thread.
 #pragma once
 
 #include <cstdint>

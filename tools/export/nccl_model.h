@@ -1,20 +1,16 @@
-// NcclStreamModel: the NCCL plugin events of one stream, assembled from its chunks (START / STATE /
-// STOP messages joined by event id), with the derived per-operation view the export tables and
-// nccl_sum use. Built by the NCCL export module (nccl_export.cc) while the exporter reads a
-// stream, then finished at the end of the stream (the GPU clock fit needs every observation).
-// Single-threaded; owned by the module.
+// The NCCL plugin's events as the export sees them: one event (START / STATE / STOP messages joined
+// by event id), one communicator, and one operation with the derived view the export tables and
+// nccl_sum use (DeriveOperation). Filled by the spill model (nccl_spill_model.h) while the exporter
+// reads a stream; the in-memory model that held them all (NcclStreamModel) is the tests' reference
+// now, in tests/common/nccl_stream_model.h. Plain data and pure functions; the exporter's thread.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "gtrace.pb.h"
-#include "tools/export/nccl_clock.h"
 
 namespace gt::exporter {
 
@@ -70,70 +66,6 @@ struct NcclOperation {
   std::optional<uint64_t> recv_bytes;     // receive buffer size (root-only buffers: the root's size)
   std::optional<int32_t> red_op;          // ncclRedOp_t from NCCL's own NVTX payload (the plugin has none)
 };
-
-class NcclStreamModel {
- public:
-  // `text` resolves interned string ids of the stream.
-  template <typename TextFn>
-  void AddChunk(const schema::Chunk& chunk, TextFn text);
-  // NCCL's own NVTX ranges of the chunk (domain "NCCL"): remembers the reduction operation of the
-  // AllReduce / Reduce / ReduceScatter payloads, to give the plugin's operations their red_op.
-  void AddNvtx(const schema::Chunk& chunk);
-  void AddClockSnapshot(uint64_t monotonic_ns, uint64_t realtime_ns) { clock_.AddSnapshot(monotonic_ns, realtime_ns); }
-  // Fits the GPU clock, converts kernel-channel times and builds the operations.
-  void Finish();
-
-  const std::map<uint32_t, NcclComm>& comms() const { return comms_; }
-  const std::vector<uint64_t>& order() const { return order_; }  // event ids, by first record
-  const NcclEvent* Find(uint64_t id) const;
-  const std::vector<NcclOperation>& operations() const { return operations_; }
-  const std::map<uint32_t, std::pair<uint32_t, uint64_t>>& pools() const { return pools_; }  // type -> (capacity, dropped)
-  const GpuClockMap& clock() const { return clock_; }
-  bool empty() const { return comms_.empty() && events_.empty(); }
-  uint64_t orphan_records() const { return orphan_records_; }           // STOP/STATE of an unknown id
-  uint64_t unattributed_channels() const { return unattributed_channels_; }  // KERNEL_CH without a parent
-  uint64_t open_events() const { return open_events_; }                 // started, never stopped
-
- private:
-  NcclEvent* Get(uint64_t id);
-  void AddEvent(const schema::NcclEvent& e, uint64_t ts, uint32_t tid, const std::string& func,
-                const std::string& datatype, const std::string& algo, const std::string& proto,
-                const std::string& sync);
-
-  struct RedOpMark {
-    uint64_t ts_ns;
-    uint64_t schema_id;
-    int32_t red_op;
-  };
-  std::map<uint32_t, std::vector<RedOpMark>> red_ops_;  // tid -> NCCL NVTX pushes with a reduction op
-  std::set<uint32_t> nccl_domains_;                      // NVTX domain ids named "NCCL"
-  std::map<uint32_t, NcclComm> comms_;
-  std::unordered_map<uint64_t, NcclEvent> events_;
-  std::vector<uint64_t> order_;
-  std::vector<NcclOperation> operations_;
-  std::map<uint32_t, std::pair<uint32_t, uint64_t>> pools_;
-  GpuClockMap clock_;
-  uint64_t orphan_records_ = 0;
-  uint64_t unattributed_channels_ = 0;
-  uint64_t open_events_ = 0;
-};
-
-template <typename TextFn>
-void NcclStreamModel::AddChunk(const schema::Chunk& chunk, TextFn text) {
-  for (const schema::NcclComm& c : chunk.nccl_comms()) comms_[c.comm_index()].info = c;
-  for (const schema::NcclPoolStats& p : chunk.nccl_pools()) {
-    auto& entry = pools_[p.type()];
-    entry.first = p.capacity_events();
-    entry.second += p.dropped_events();
-  }
-  uint64_t ts = chunk.base_ns();
-  for (const schema::NcclEvent& e : chunk.nccl()) {
-    ts += static_cast<uint64_t>(e.ts_delta_ns());
-    AddEvent(e, ts, chunk.tid(), std::string(text(e.func_string_id())), std::string(text(e.datatype_string_id())),
-             std::string(text(e.algo_string_id())), std::string(text(e.proto_string_id())),
-             std::string(text(e.sync_strategy_string_id())));
-  }
-}
 
 // Bytes of one element of an NCCL datatype name (ncclDatatypeToString spelling); 0 if unknown.
 uint32_t NcclTypeSizeBytes(const std::string& datatype);

@@ -1,7 +1,8 @@
 // NcclSpillModel: the NCCL plugin events of one stream for `gtrace export`, in memory bounded by the
 // events open at a time. The GPU clock fit needs every kernel-channel observation of the stream and
 // an operation's row needs its API parent, kernel channels and proxy ops, so the rows can only be
-// written at the stream's end; NcclStreamModel (nccl_model.h) holds every event until then, this
+// written at the stream's end; NcclStreamModel (the export's former model, now the tests' reference:
+// tests/common/nccl_stream_model.h) holds every event until then, this
 // model keeps only the events started and not yet stopped and sends the rest, as they are read, to
 // the spill database (schema gt_spill, ExportContext::AttachSpill):
 //   nccl_events  one row per event (seq = its place in first-record order, as NcclStreamModel's

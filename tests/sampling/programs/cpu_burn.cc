@@ -14,54 +14,19 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace {
+#include "burn_loop.h"  // same directory: these programs are built without the project include path
 
-volatile unsigned long g_sink = 0;
-
-long ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-long MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-}  // namespace
-
-// Each burner spins until this thread's CPU clock advanced `ns`; the clock is read every ~20 us of
-// work, so nearly every sample lands in the burner's own loop, not in clock_gettime.
+// Each burner spins until this thread's CPU clock advanced `ns` (burn_loop.h).
 extern "C" __attribute__((noinline)) void burn_a(long ns) {
-  long until = ThreadCpuNs() + ns;
-  unsigned long x = 1;
-  while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i)
-      x = x * 6364136223846793005ul + 1442695040888963407ul;
-    g_sink = x;
-  }
+  GT_BURN_FOR(ns, 1ul, 6364136223846793005ul, 1442695040888963407ul);
 }
 
 extern "C" __attribute__((noinline)) void burn_b(long ns) {
-  long until = ThreadCpuNs() + ns;
-  unsigned long x = 2;
-  while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i)
-      x = x * 2862933555777941757ul + 3037000493ul;
-    g_sink = x;
-  }
+  GT_BURN_FOR(ns, 2ul, 2862933555777941757ul, 3037000493ul);
 }
 
 extern "C" __attribute__((noinline)) void worker_c(long ns) {
-  long until = ThreadCpuNs() + ns;
-  unsigned long x = 3;
-  while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i)
-      x = x * 3935559000370003845ul + 2691343689449507681ul;
-    g_sink = x;
-  }
+  GT_BURN_FOR(ns, 3ul, 3935559000370003845ul, 2691343689449507681ul);
 }
 
 namespace {

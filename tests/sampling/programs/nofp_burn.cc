@@ -13,49 +13,22 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "burn_loop.h"  // same directory: these programs are built without the project include path
+
 #if defined(__clang__)
 #define GT_KEEP __attribute__((noinline))
 #else
 #define GT_KEEP __attribute__((noipa))
 #endif
 
-namespace {
-
-volatile unsigned long g_sink = 0;
-
-long ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-long MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-}  // namespace
-
-// The clock is read every ~20 us of work, so nearly every sample lands in the function's own loop.
+// Each spins until this thread's CPU clock advanced `ns` (burn_loop.h: the loop is expanded here,
+// so it is built with this file's options, without frame pointers).
 extern "C" GT_KEEP void a(long ns) {
-  long until = ThreadCpuNs() + ns;
-  unsigned long x = 1;
-  while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i)
-      x = x * 6364136223846793005ul + 1442695040888963407ul;
-    g_sink = x;
-  }
+  GT_BURN_FOR(ns, 1ul, 6364136223846793005ul, 1442695040888963407ul);
 }
 
 extern "C" GT_KEEP void b(long ns) {
-  long until = ThreadCpuNs() + ns;
-  unsigned long x = 2;
-  while (ThreadCpuNs() < until) {
-    for (int i = 0; i < 20000; ++i)
-      x = x * 2862933555777941757ul + 3037000493ul;
-    g_sink = x;
-  }
+  GT_BURN_FOR(ns, 2ul, 2862933555777941757ul, 3037000493ul);
 }
 
 extern "C" GT_KEEP long chain(long total_ms) {
