@@ -97,7 +97,12 @@ int Push(EventArgs& a) {
   int32_t& depth = b->scratch[a.domain_id & (ThreadBuffer::kScratchWords - 1)];
   a.kind = kNvtxPush;
   a.depth = static_cast<uint32_t>(depth);
-  WriteRecord(a);  // a dropped push still counts a level: the exporter pairs by level
+  // A dropped push still counts a level: the exporter pairs by level.
+  if (IsPlainAscii(a)) {
+    WriteAsciiRecord(kNvtxPush, a.domain_id, a.depth, 0, a.ascii);
+  } else {
+    WriteRecord(a);
+  }
   return depth++;
 }
 
@@ -120,7 +125,11 @@ nvtxRangeId_t Start(EventArgs& a) {
   uint64_t id = (b->serial << 32) | (++b->scratch_counter & 0xffffffffu);
   a.kind = kNvtxStart;
   a.id = id;
-  WriteRecord(a);
+  if (IsPlainAscii(a)) {
+    WriteAsciiRecord(kNvtxStart, a.domain_id, 0, id, a.ascii);
+  } else {
+    WriteRecord(a);
+  }
   return id;
 }
 
@@ -128,6 +137,10 @@ void End(uint32_t domain_id, nvtxRangeId_t id) { WriteBareRecord(kNvtxEnd, domai
 
 void Mark(EventArgs& a) {
   a.kind = kNvtxMark;
+  if (IsPlainAscii(a)) {
+    WriteAsciiRecord(kNvtxMark, a.domain_id, 0, 0, a.ascii);
+    return;
+  }
   WriteRecord(a);
 }
 
