@@ -63,12 +63,10 @@ class Drainer {
   };
   void DrainBuffer(uint32_t index, uint64_t head_snapshot, bool final);
   void MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_read);
-  // A ring under pressure (it ran full or dropped at least once; or this pass found it more than
-  // five eighths full) gets a segment four times the size of its newest one, within the pool's
-  // budget: the producer moves to it at its next crossing without waiting for this thread
+  // A ring under pressure (it ran full or dropped at least once) always has a segment four times
+  // the size of its newest one waiting, within the pool's budget: the producer moves to it at its next crossing without waiting for this thread
   // to be scheduled (an offer costs address space and budget, not resident memory, until it is
-  // used). Runs before the ring's DrainBuffer
-  // of the pass (it reads the pass's head snapshot).
+  // used).
   void MaybeGrow(uint32_t index, ThreadBuffer* b);
   void FreeLeftSegments(ThreadRing& ring, uint64_t tail);
   void EmitOverheads();

@@ -194,6 +194,7 @@ class ThreadRing {
     UseSegment(&initial_, pos);
     consumer_ = &initial_;
     poked_.store(0, std::memory_order_relaxed);
+    ran_full_.store(0, std::memory_order_relaxed);
   }
   bool on_initial_segment() const { return consumer_ == &initial_; }
 

@@ -31,9 +31,8 @@ TEST(NvtxRingStorage, CrossingsDrainedInTimeStayOnTheOwnRingAndARingThatRanFullG
   auto pop = Core<int (*)()>(NVTX_CBID_CORE_RangePop);
   ASSERT_NE(push, nullptr);
   uint64_t pairs = 0;
-  // 200 rounds of 70 pairs (140 slots: past the 128-slot mark, so each round pokes the drain
-  // thread; under the 160 slots, five eighths, where a late drain pass would count as pressure),
-  // each drained before the next: 200 pokes, never full.
+  // 200 rounds of 120 pairs (240 slots: past the 128-slot mark, so each round pokes the drain
+  // thread; under the 256 of the ring), each drained before the next: 200 pokes, never full.
   ASSERT_EQ(push("warm"), 0);  // takes the thread's buffer
   ASSERT_EQ(pop(), 0);
   ++pairs;
@@ -42,7 +41,7 @@ TEST(NvtxRingStorage, CrossingsDrainedInTimeStayOnTheOwnRingAndARingThatRanFullG
   ASSERT_NE(b, nullptr);
   ASSERT_EQ(b->ring.capacity(), 256u);
   for (int round = 0; round < 200; ++round) {
-    for (int i = 0; i < 70; ++i) {
+    for (int i = 0; i < 120; ++i) {
       ASSERT_EQ(push("step"), 0);
       ASSERT_EQ(pop(), 0);
       ++pairs;
