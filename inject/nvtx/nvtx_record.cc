@@ -469,12 +469,13 @@ inline size_t CopyShortText(const char* text, unsigned char* dst) {
 // The one-slot ASCII record: head + optional 8-byte id + text, in one 64-byte slot. False (nothing
 // written, nothing reserved) when the text does not fit; the caller then takes the general path.
 template <bool kHasId>
-inline int WriteAsciiOneSlot(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id, const char* text) {
+inline int WriteAsciiOneSlot(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id,
+                             const char* text) {
   constexpr size_t kTextAt = sizeof(RecordBase) + (kHasId ? 8 : 0);
   constexpr unsigned kTextWords = static_cast<unsigned>((kSlotBytes - kTextAt) / 8);  // 5 or 4
   constexpr size_t kRoom = kTextWords * 8;
   RecordSpan span;
-  if (!BeginRecord(kSlotBytes, &span)) return 0;  // full ring: dropped and counted
+  if (!BeginRecordIn(b, kSlotBytes, &span)) return 0;  // full ring: dropped and counted
   unsigned char* slot = span.buffer->ring.At(span.pos)->bytes;
   size_t n;
   const uintptr_t page_offset = reinterpret_cast<uintptr_t>(text) & 4095u;
@@ -497,8 +498,15 @@ inline int WriteAsciiOneSlot(uint8_t kind, uint32_t domain_id, uint32_t depth, u
 }  // namespace
 
 bool WriteAsciiRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id, const char* text) {
-  int r = KindHasId(kind) ? WriteAsciiOneSlot<true>(kind, domain_id, depth, id, text)
-                          : WriteAsciiOneSlot<false>(kind, domain_id, depth, id, text);
+  ThreadBuffer* b = CurrentThreadBuffer();
+  if (b == nullptr) return false;  // the lookup counted the drop
+  return WriteAsciiRecordIn(b, kind, domain_id, depth, id, text);
+}
+
+bool WriteAsciiRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id,
+                        const char* text) {
+  int r = KindHasId(kind) ? WriteAsciiOneSlot<true>(b, kind, domain_id, depth, id, text)
+                          : WriteAsciiOneSlot<false>(b, kind, domain_id, depth, id, text);
   if (r >= 0) return r == 1;
   EventArgs a;
   a.kind = kind;
@@ -510,9 +518,15 @@ bool WriteAsciiRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t
 }
 
 bool WriteBareRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id) {
+  ThreadBuffer* b = CurrentThreadBuffer();
+  if (b == nullptr) return false;  // the lookup counted the drop
+  return WriteBareRecordIn(b, kind, domain_id, depth, id);
+}
+
+bool WriteBareRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id) {
   const bool has_id = KindHasId(kind);
   RecordSpan span;
-  if (!BeginRecord(sizeof(RecordBase) + (has_id ? 8 : 0), &span)) return false;
+  if (!BeginRecordIn(b, sizeof(RecordBase) + (has_id ? 8 : 0), &span)) return false;
   unsigned char* slot = span.buffer->ring.At(span.pos)->bytes;  // one slot: never wraps
   StoreWord(slot, HeadWord0(kind, 0, domain_id));
   StoreWord(slot + 8, StreamNow());
