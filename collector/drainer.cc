@@ -107,6 +107,7 @@ void Drainer::DrainOnce(bool final) {
     }
   }
   pool_->RefillSpare();
+  pool_->Housekeep(NowNs());
   EmitNoBufferDrops(internal::NoBufferDrops());
   if (NowNs() - pass_start_ns >= kDrainOverheadMinNs)
     NoteOverhead(field::profiler_overhead::kKindDrain, pass_start, StreamNow());
@@ -145,10 +146,17 @@ void Drainer::MaybeGrow(uint32_t index, ThreadBuffer* b) {
     t.pressured = false;
     t.dropped_at_growth_check = b->dropped_base;
   }
-  if (ring.poked() || dropped != t.dropped_at_growth_check) t.pressured = true;
+  // Pressure: the ring ran full (its producer took the spare or an offer, or dropped) or dropped,
+  // at least once: from then on it always has a bigger segment waiting, as before (a burst
+  // needs the room at once: without it, 2 M pairs at default settings lost up to 12 %). A poke
+  // alone is not pressure: a ring this thread drains before it runs full keeps wrapping over
+  // storage that is already faulted in, where a new segment would make the producer fault in
+  // every page again (2-3 us per 4 KiB page on the build VM, more than the records on it cost;
+  // bench/results/2026-11-26-nvtx-pair-floor.md).
+  uint64_t newest = ring.ConsumerNewestCapacity();
+  if (ring.TakeRanFull() || dropped != t.dropped_at_growth_check) t.pressured = true;
   t.dropped_at_growth_check = dropped;
   if (!t.pressured || ring.HasOffer()) return;
-  uint64_t newest = ring.ConsumerNewestCapacity();
   uint64_t max_slots = pool_->max_ring_bytes() / kSlotBytes;
   uint64_t want = newest * 4 > max_slots ? max_slots : newest * 4;
   // Budget permitting; a smaller step when four times is too much. At the largest size the chain

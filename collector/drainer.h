@@ -59,14 +59,14 @@ class Drainer {
     std::string name;
     uint64_t name_checked_ns = 0;
     uint64_t dropped_at_growth_check = 0;  // ring.dropped() when growth was last considered
-    bool pressured = false;                // this owner's ring poked or dropped at least once
+    bool pressured = false;                // this owner's ring ran full or dropped at least once
   };
   void DrainBuffer(uint32_t index, uint64_t head_snapshot, bool final);
   void MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_read);
-  // A ring that has been under pressure (it poked us, or dropped) always has a segment four times
-  // the size of its newest one waiting, within the pool's budget: the producer moves to it at its
-  // next crossing without waiting for this thread to be scheduled (an offer costs address space
-  // and budget, not resident memory, until it is used).
+  // A ring under pressure (it ran full or dropped at least once) always has a segment four times
+  // the size of its newest one waiting, within the pool's budget: the producer moves to it at its next crossing without waiting for this thread
+  // to be scheduled (an offer costs address space and budget, not resident memory, until it is
+  // used).
   void MaybeGrow(uint32_t index, ThreadBuffer* b);
   void FreeLeftSegments(ThreadRing& ring, uint64_t tail);
   void EmitOverheads();

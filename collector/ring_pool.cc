@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 
+#include "collector/clock.h"
+
 namespace gt {
 namespace {
 
@@ -142,10 +144,10 @@ RingSegment* RingPool::AllocSegment(uint32_t slots) {
   do {
     if (committed + bytes > budget_bytes_) return nullptr;
   } while (!committed_bytes_.compare_exchange_weak(committed, committed + bytes, std::memory_order_relaxed));
-  std::vector<Slot*>& list = free_blocks_[static_cast<size_t>(Log2(slots))];
+  std::vector<FreeBlock>& list = free_blocks_[static_cast<size_t>(Log2(slots))];
   Slot* block = nullptr;
   if (!list.empty()) {
-    block = list.back();
+    block = list.back().slots;  // the newest: most likely still resident
     list.pop_back();
   } else if (growth_used_ + bytes <= growth_bytes_) {
     // Blocks are aligned to their size inside the region (every block is a power of two and the
@@ -162,7 +164,7 @@ RingSegment* RingPool::AllocSegment(uint32_t slots) {
   }
   auto* s = new (std::nothrow) RingSegment();
   if (s == nullptr) {
-    list.push_back(block);
+    list.push_back({block, NowNs(), true});
     committed_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
     return nullptr;
   }
@@ -175,10 +177,24 @@ RingSegment* RingPool::AllocSegment(uint32_t slots) {
 void RingPool::FreeSegment(RingSegment* segment) {
   if (segment == nullptr || !segment->grown) return;  // initial segments belong to their buffer
   size_t bytes = (static_cast<size_t>(segment->mask) + 1) * kSlotBytes;
-  ::madvise(segment->slots, bytes, MADV_DONTNEED);  // the memory goes back to the system now
-  free_blocks_[static_cast<size_t>(Log2(segment->mask + 1))].push_back(segment->slots);
+  // Pages stay resident for a while (ReleaseIdleBlocks): the next segment of this size reuses them
+  // without a fault per page.
+  free_blocks_[static_cast<size_t>(Log2(segment->mask + 1))].push_back({segment->slots, NowNs(), true});
   committed_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
   delete segment;
+}
+
+void RingPool::Housekeep(uint64_t now_ns) { ReleaseIdleBlocks(now_ns); }
+
+void RingPool::ReleaseIdleBlocks(uint64_t now_ns) {
+  for (std::vector<FreeBlock>& list : free_blocks_) {
+    for (FreeBlock& b : list) {
+      if (!b.resident || now_ns - b.freed_ns < kKeepFreeBlockNs) continue;
+      size_t bytes = (size_t{1} << (&list - free_blocks_.data())) * kSlotBytes;
+      ::madvise(b.slots, bytes, MADV_DONTNEED);  // the memory goes back to the system now
+      b.resident = false;
+    }
+  }
 }
 
 void RingPool::ResetAfterFork() {
@@ -187,7 +203,7 @@ void RingPool::ResetAfterFork() {
   next_serial_.store(1, std::memory_order_relaxed);
   // The parent's drain thread may have been inside these lists at fork: leak them, start empty.
   // Grown segments the parent's rings held are forgotten (their pages are released here).
-  new (&free_blocks_) std::vector<std::vector<Slot*>>();
+  new (&free_blocks_) std::vector<std::vector<FreeBlock>>();
   free_blocks_.assign(64, {});
   if (growth_ != nullptr) ::madvise(growth_, growth_bytes_, MADV_DONTNEED);
   growth_used_ = 0;

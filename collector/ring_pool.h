@@ -73,11 +73,18 @@ class RingPool {
   // A segment of `slots` (power of two) from the growth region, counted against the budget;
   // nullptr when the budget, the per-ring limit or the region does not allow it.
   RingSegment* AllocSegment(uint32_t slots);
-  // Drain thread, every cycle: keeps the one shared spare segment filled (budget permitting). Any
-  // ring whose drain-thread offer has not arrived yet takes it at its high-water crossing.
+  // Drain thread, every cycle: keeps the one shared spare segment filled (budget permitting). A
+  // ring that runs full before the drain thread made it an offer of its own moves to it.
   void RefillSpare();
-  // A segment the consumer left behind: grown ones go back to the growth region (pages released).
+  // A segment the consumer left behind: grown ones go back to the growth region. Their pages stay
+  // resident for kKeepFreeBlockNs, so a ring that grows again soon (burst after burst) reuses
+  // faulted-in memory; ReleaseIdleBlocks gives them back after that.
   void FreeSegment(RingSegment* segment);
+  // Drain thread, every cycle: gives back the pages of blocks free for longer than
+  // kKeepFreeBlockNs. (Faulting segments in here, ahead of their producer, was tried: it kept the
+  // drain thread from draining during bursts and lost records; the producer faults them in.)
+  void Housekeep(uint64_t now_ns);
+  static constexpr uint64_t kKeepFreeBlockNs = 1000000000;
 
   // Child after fork: no other thread exists, so every buffer is free again; contents discarded.
   void ResetAfterFork();
@@ -98,7 +105,13 @@ class RingPool {
   char* growth_ = nullptr;
   size_t growth_bytes_ = 0;
   size_t growth_used_ = 0;                      // bump pointer
-  std::vector<std::vector<Slot*>> free_blocks_;  // per log2(slots): blocks given back
+  struct FreeBlock {
+    Slot* slots;
+    uint64_t freed_ns;  // NowNs() when given back
+    bool resident;      // its pages not yet given back to the system
+  };
+  void ReleaseIdleBlocks(uint64_t now_ns);
+  std::vector<std::vector<FreeBlock>> free_blocks_;  // per log2(slots): blocks given back, newest last
   std::atomic<uint64_t> committed_bytes_{0};
   std::atomic<RingSegment*> spare_{nullptr};
   uint32_t spare_slots_ = 0;

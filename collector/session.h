@@ -66,12 +66,11 @@ struct RecordSpan {
   uint32_t n_slots;
 };
 
-// Reserves room for a record of `total_bytes` (RecordHeader included). False when the thread has
-// no buffer or its ring is full; the loss is counted. Never blocks or allocates. Callers read the
-// clock and build the record only after this succeeded, so a dropped record costs a few ns.
-inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
-  ThreadBuffer* b = CurrentThreadBuffer();
-  if (b == nullptr) return false;
+// Reserves room for a record of `total_bytes` (RecordHeader included) in the ring of `b`, a buffer
+// the caller already looked up with CurrentThreadBuffer() (not null). False when the ring is full;
+// the loss is counted. Never blocks or allocates. Callers read the clock and build the record only
+// after this succeeded, so a dropped record costs a few ns.
+__attribute__((always_inline)) inline bool BeginRecordIn(ThreadBuffer* b, size_t total_bytes, RecordSpan* span) {
   uint32_t n = static_cast<uint32_t>((total_bytes + kSlotBytes - 1) / kSlotBytes);
   if (n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos)) {
     b->ring.CountDrop();
@@ -80,6 +79,12 @@ inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
   span->buffer = b;
   span->n_slots = n;
   return true;
+}
+// The same in the calling thread's buffer; also false when the thread has no buffer.
+inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
+  ThreadBuffer* b = CurrentThreadBuffer();
+  if (b == nullptr) return false;
+  return BeginRecordIn(b, total_bytes, span);
 }
 inline RecordHeader* RecordHead(const RecordSpan& span) {
   return reinterpret_cast<RecordHeader*>(span.buffer->ring.At(span.pos)->bytes);
@@ -93,7 +98,7 @@ inline void RecordCopy(const RecordSpan& span, size_t offset, const void* src, s
 void PokeDrainThread();
 // Publishes the record. When the ring crosses its high-water mark (half full) and has not poked
 // the drain thread since that thread last emptied it, wakes the drain thread (issue 20).
-inline void CommitRecord(const RecordSpan& span) {
+__attribute__((always_inline)) inline void CommitRecord(const RecordSpan& span) {
   ThreadRing& ring = span.buffer->ring;
   uint64_t end = span.pos + span.n_slots;
   ring.Commit(end);

@@ -21,6 +21,12 @@
 // since the drain thread last emptied it, the producer pokes it once (the caller does the syscall).
 // The drain thread clears the flag after draining the ring. So one syscall per crossing, never one
 // per record.
+//
+// Fresh memory is expensive: on the build VM a first touch costs 2-3 us per 4 KiB page, ~50 ns per
+// 64-byte record, more than writing the record. So a ring moves to new storage only when it must:
+// at a crossing only to the drain thread's own offer (made when the ring was under pressure, see
+// Drainer::MaybeGrow), to the pool's shared spare only when a record does not fit. A ring the
+// drain thread keeps up with wraps over the pages it has already touched.
 #pragma once
 
 #include <atomic>
@@ -73,6 +79,7 @@ class ThreadRing {
     dropped_.store(0, std::memory_order_relaxed);
     offer_.store(nullptr, std::memory_order_relaxed);
     poked_.store(0, std::memory_order_relaxed);
+    ran_full_.store(0, std::memory_order_relaxed);
     UseSegment(&initial_, 0);
     consumer_ = &initial_;
   }
@@ -88,6 +95,7 @@ class ThreadRing {
     if (head + n - cached_tail_ > mask_ + 1) {
       RefreshTail();
       if (head + n - cached_tail_ > mask_ + 1) {
+        ran_full_.store(1, std::memory_order_relaxed);  // the drain thread grows this ring
         if (!TakeOffer(head) || n > mask_ + 1) return false;
       }
     }
@@ -120,10 +128,13 @@ class ThreadRing {
   }
   // Slow path of the above: re-reads the tail; when the ring really is past the mark, takes a
   // waiting offer and marks the ring poked. True: the caller wakes the drain thread (once).
+  // Only the drain thread's own offer for this ring is taken here (it made one because the ring
+  // was under pressure); the pool's shared spare waits until a record does not fit (Reserve), so
+  // a ring the drain thread keeps up with stays on its own, already faulted-in, storage.
   bool CrossedHighWater(uint64_t pos_end) {
     RefreshTail();
     if (pos_end - cached_tail_ <= high_water_) return false;
-    TakeOffer(pos_end);
+    TakeOffer(pos_end, /*spare_too=*/false);
     poked_.store(1, std::memory_order_relaxed);
     return true;
   }
@@ -161,6 +172,9 @@ class ThreadRing {
     return s->mask + 1;
   }
   bool poked() const { return poked_.load(std::memory_order_relaxed) != 0; }
+  // True when a record found the ring full since the last call (then it took the spare or an
+  // offer, or dropped).
+  bool TakeRanFull() { return ran_full_.exchange(0, std::memory_order_relaxed) != 0; }
   // After draining: the producer may poke again on its next crossing.
   void ClearPoked() { poked_.store(0, std::memory_order_relaxed); }
   // A larger segment for the producer to move to; false when one is already waiting.
@@ -180,6 +194,7 @@ class ThreadRing {
     UseSegment(&initial_, pos);
     consumer_ = &initial_;
     poked_.store(0, std::memory_order_relaxed);
+    ran_full_.store(0, std::memory_order_relaxed);
   }
   bool on_initial_segment() const { return consumer_ == &initial_; }
 
@@ -197,12 +212,13 @@ class ThreadRing {
     uint64_t t = tail_.load(std::memory_order_acquire);
     cached_tail_ = t > producer_->start_pos ? t : producer_->start_pos;
   }
-  // Producer: moves to the drain thread's offer, if any, at position `head` (between records).
-  bool TakeOffer(uint64_t head) {
+  // Producer: moves to the drain thread's offer, if any (else, with `spare_too`, to the pool's
+  // spare), at position `head` (between records).
+  bool TakeOffer(uint64_t head, bool spare_too = true) {
     RingSegment* s = offer_.load(std::memory_order_acquire);
     if (s != nullptr) {
       offer_.store(nullptr, std::memory_order_relaxed);
-    } else if (spare_ != nullptr && spare_mask_ > mask_ && spare_->load(std::memory_order_relaxed) != nullptr) {
+    } else if (spare_too && spare_ != nullptr && spare_mask_ > mask_ && spare_->load(std::memory_order_relaxed) != nullptr) {
       // Every spare has spare_mask_ + 1 slots, so the size test needs no look at the segment (which
       // another producer may take meanwhile).
       s = spare_->exchange(nullptr, std::memory_order_acquire);
@@ -227,6 +243,7 @@ class ThreadRing {
   uint32_t spare_mask_ = 0;
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint32_t> poked_{0};
+  std::atomic<uint32_t> ran_full_{0};  // producer sets (slow path), drain thread clears
   // Consumer-side cache line.
   alignas(64) std::atomic<uint64_t> tail_{0};
   RingSegment* consumer_ = nullptr;

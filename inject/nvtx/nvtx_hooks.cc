@@ -97,17 +97,22 @@ int Push(EventArgs& a) {
   int32_t& depth = b->scratch[a.domain_id & (ThreadBuffer::kScratchWords - 1)];
   a.kind = kNvtxPush;
   a.depth = static_cast<uint32_t>(depth);
-  WriteRecord(a);  // a dropped push still counts a level: the exporter pairs by level
+  // A dropped push still counts a level: the exporter pairs by level.
+  if (IsPlainAscii(a)) {
+    WriteAsciiRecordIn(b, kNvtxPush, a.domain_id, a.depth, 0, a.ascii);
+  } else {
+    WriteRecord(a);
+  }
   return depth++;
 }
 
-int Pop(uint32_t domain_id) {
+inline int Pop(uint32_t domain_id) {
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return NVTX_NO_PUSH_POP_TRACKING;
   int32_t& depth = b->scratch[domain_id & (ThreadBuffer::kScratchWords - 1)];
   if (depth <= 0) return -1;  // pop without push: nothing to record
   --depth;
-  WriteBareRecord(kNvtxPop, domain_id, static_cast<uint32_t>(depth), 0);
+  WriteBareRecordIn(b, kNvtxPop, domain_id, static_cast<uint32_t>(depth), 0);
   return depth;
 }
 
@@ -120,7 +125,11 @@ nvtxRangeId_t Start(EventArgs& a) {
   uint64_t id = (b->serial << 32) | (++b->scratch_counter & 0xffffffffu);
   a.kind = kNvtxStart;
   a.id = id;
-  WriteRecord(a);
+  if (IsPlainAscii(a)) {
+    WriteAsciiRecordIn(b, kNvtxStart, a.domain_id, 0, id, a.ascii);
+  } else {
+    WriteRecord(a);
+  }
   return id;
 }
 
@@ -128,6 +137,10 @@ void End(uint32_t domain_id, nvtxRangeId_t id) { WriteBareRecord(kNvtxEnd, domai
 
 void Mark(EventArgs& a) {
   a.kind = kNvtxMark;
+  if (IsPlainAscii(a)) {
+    WriteAsciiRecord(kNvtxMark, a.domain_id, 0, 0, a.ascii);
+    return;
+  }
   WriteRecord(a);
 }
 
@@ -225,7 +238,7 @@ int PushOrCapture(nvtxDomainHandle_t domain, EventArgs& a, const nvtxEventAttrib
   return depth;
 }
 
-int PopAndCapture(uint32_t domain_id) {
+inline int PopAndCapture(uint32_t domain_id) {
   int depth = Pop(domain_id);
   if (depth >= 0 && CaptureCloseArmed()) {
     capture::NvtxRangeEnded(CurrentThreadTid(), domain_id, true, static_cast<uint64_t>(depth));
@@ -262,6 +275,10 @@ void HookMarkEx(const nvtxEventAttributes_t* attr) {
 }
 void HookMarkA(const char* message) {
   if (!On()) return;
+  if (message != nullptr) {  // the one-slot record, no EventArgs (the same record as Mark())
+    if (ThreadBuffer* b = CurrentThreadBuffer()) WriteAsciiRecordIn(b, kNvtxMark, 0, 0, 0, message);
+    return;
+  }
   EventArgs a;
   a.ascii = message;
   Mark(a);
@@ -279,6 +296,13 @@ nvtxRangeId_t HookRangeStartEx(const nvtxEventAttributes_t* attr) {
   return StartOrCapture(nullptr, a, attr);
 }
 nvtxRangeId_t HookRangeStartA(const char* message) {
+  if (On() && message != nullptr) {  // the one-slot record, no EventArgs (the same as Start())
+    ThreadBuffer* b = CurrentThreadBuffer();
+    if (b == nullptr) return g_fallback_range_id.fetch_add(1, std::memory_order_relaxed);
+    uint64_t id = (b->serial << 32) | (++b->scratch_counter & 0xffffffffu);
+    WriteAsciiRecordIn(b, kNvtxStart, 0, 0, id, message);
+    return id;
+  }
   if (!On() && !CaptureOpenArmed()) return 0;
   EventArgs a;
   a.ascii = message;
@@ -301,6 +325,21 @@ int HookRangePushEx(const nvtxEventAttributes_t* attr) {
   return PushOrCapture(nullptr, a, attr);
 }
 int HookRangePushA(const char* message) {
+  if (On() && message != nullptr) {
+    // The common case, straight to the one-slot record: no EventArgs, one TLS lookup (the same
+    // record and depth as Push()).
+    ThreadBuffer* b = CurrentThreadBuffer();
+    if (b == nullptr) return NVTX_NO_PUSH_POP_TRACKING;
+    int32_t& depth = b->scratch[0];
+    WriteAsciiRecordIn(b, kNvtxPush, 0, static_cast<uint32_t>(depth), 0, message);
+    int d = depth++;  // a dropped push still counts a level: the exporter pairs by level
+    if (metrics::RangeProfilerArmed()) {
+      EventArgs a;
+      a.ascii = message;
+      RangeProfilerPush(nullptr, a, nullptr, d);
+    }
+    return d;
+  }
   if (!On() && !CaptureOpenArmed()) return NVTX_NO_PUSH_POP_TRACKING;
   EventArgs a;
   a.ascii = message;

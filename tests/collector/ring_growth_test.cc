@@ -126,12 +126,22 @@ TEST(RingGrowth, PoolBudgetSpareAndFree) {
   ThreadBuffer* a = pool.Acquire(1, "a");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(pool.committed_bytes(), 17u * kRing);
-  // The first crossing takes the spare (no drain thread needed).
+  // The first crossing pokes but stays on the ring's own storage (already faulted in); the first
+  // record that does not fit takes the spare (no drain thread needed) and marks the ring as run
+  // full, once.
   int pokes = 0;
   uint64_t slots = kRing / kSlotBytes;
   for (uint64_t i = 0; i <= slots / 2; ++i) ASSERT_TRUE(Put(a->ring, i, &pokes));
   EXPECT_EQ(pokes, 1);
+  EXPECT_EQ(a->ring.capacity(), slots);
+  for (uint64_t i = slots / 2 + 1; i < slots; ++i) ASSERT_TRUE(Put(a->ring, i, &pokes));
+  EXPECT_EQ(a->ring.capacity(), slots);
+  EXPECT_FALSE(a->ring.TakeRanFull());
+  ASSERT_TRUE(Put(a->ring, slots, &pokes));
   EXPECT_EQ(a->ring.capacity(), 16u * slots);
+  EXPECT_EQ(a->ring.dropped(), 0u);
+  EXPECT_TRUE(a->ring.TakeRanFull());
+  EXPECT_FALSE(a->ring.TakeRanFull());
   EXPECT_EQ(pool.committed_bytes(), 17u * kRing);  // the spare was counted already
   pool.RefillSpare();
   EXPECT_EQ(pool.committed_bytes(), 33u * kRing);
