@@ -19,6 +19,7 @@
 #include "collector/chunk_builder.h"
 #include "collector/clock.h"
 #include "collector/config.h"
+#include "collector/full_ring_wait.h"
 #include "collector/record_types.h"
 #include "collector/ring_pool.h"
 #include "collector/sources.h"
@@ -67,15 +68,17 @@ struct RecordSpan {
 };
 
 // Reserves room for a record of `total_bytes` (RecordHeader included). False when the thread has
-// no buffer or its ring is full; the loss is counted. Never blocks or allocates. Callers read the
-// clock and build the record only after this succeeded, so a dropped record costs a few ns.
+// no buffer or its ring is full; the loss is counted. Never blocks or allocates on a record that
+// fits. A full ring goes out of line to ReserveWhenFull (collector/full_ring_wait.h): under
+// GTRACE_FULL_RING=wait (default) it waits, bounded, for the drain thread before dropping. Callers
+// read the clock and build the record only after this succeeded, so a dropped record costs a few ns.
 inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return false;
   uint32_t n = static_cast<uint32_t>((total_bytes + kSlotBytes - 1) / kSlotBytes);
-  if (n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos)) {
-    b->ring.CountDrop();
-    return false;
+  if (__builtin_expect(n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos), 0) &&
+      !ReserveWhenFull(b, n, &span->pos)) {
+    return false;  // counted by ReserveWhenFull
   }
   span->buffer = b;
   span->n_slots = n;

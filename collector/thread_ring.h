@@ -21,6 +21,11 @@
 // since the drain thread last emptied it, the producer pokes it once (the caller does the syscall).
 // The drain thread clears the flag after draining the ring. So one syscall per crossing, never one
 // per record.
+//
+// Full ring (issue 20, 8 threads on 2 cores). When a reservation fails, the producer may wait for
+// the drain thread (collector/full_ring_wait.h, out of line): it raises `waiting_`, sleeps on
+// `release_seq_` and retries. The drain thread, seeing `waiting_`, releases space in small steps
+// and bumps `release_seq_` after each release (the wake itself is a futex call made there).
 #pragma once
 
 #include <atomic>
@@ -73,6 +78,7 @@ class ThreadRing {
     dropped_.store(0, std::memory_order_relaxed);
     offer_.store(nullptr, std::memory_order_relaxed);
     poked_.store(0, std::memory_order_relaxed);
+    waiting_.store(0, std::memory_order_relaxed);
     UseSegment(&initial_, 0);
     consumer_ = &initial_;
   }
@@ -183,6 +189,13 @@ class ThreadRing {
   }
   bool on_initial_segment() const { return consumer_ == &initial_; }
 
+  // --- full-ring wait (collector/full_ring_wait.cc; never on the record path) ---
+  // Producer: raised while it sleeps waiting for room; the futex word it sleeps on.
+  std::atomic<uint32_t>* waiting_word() { return &waiting_; }
+  std::atomic<uint32_t>* release_seq_word() { return &release_seq_; }
+  // Drain thread: a producer is (or is about to be) waiting for this ring.
+  bool ProducerWaiting() const { return waiting_.load(std::memory_order_seq_cst) != 0; }
+
  private:
   void UseSegment(RingSegment* s, uint64_t from_pos) {
     producer_ = s;
@@ -227,10 +240,12 @@ class ThreadRing {
   uint32_t spare_mask_ = 0;
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint32_t> poked_{0};
+  std::atomic<uint32_t> waiting_{0};  // producer sets/clears around a full-ring wait
   // Consumer-side cache line.
   alignas(64) std::atomic<uint64_t> tail_{0};
   RingSegment* consumer_ = nullptr;
   std::atomic<RingSegment*> offer_{nullptr};  // drain thread stores, producer takes
+  std::atomic<uint32_t> release_seq_{0};       // drain thread bumps after a release a producer waits for
   RingSegment initial_;
 };
 
