@@ -50,7 +50,8 @@ struct Config {
   uint32_t flush_interval_ms = 500;               // GTRACE_FLUSH_MS: longest time data waits in memory
   // GTRACE_FULL_RING=wait|drop: what a thread whose ring is full (and cannot grow within
   // buffer_bytes) does. wait (default): give its CPU to the drain thread, bounded (at most 10 ms
-  // without a sign of life from the drain thread, 1 s in all), then drop; drop: drop and count at once.
+  // without a sign of life from the drain thread, 1 s without a release of
+  // its ring), then drop; drop: drop and count at once.
   // By measurement: bench/results/2026-11-26-burst-8-threads.md (collector/full_ring_wait.h).
   bool full_ring_wait = true;
   // GTRACE_EXIT_WAIT_MS: longest wait for the writer when the process ends by _exit, exec, abort or

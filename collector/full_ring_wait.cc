@@ -79,7 +79,9 @@ bool WaitForRoom(ThreadRing& ring, uint32_t n, uint64_t* pos) {
   std::atomic<uint32_t>* seq = ring.release_seq_word();
   const uint64_t start_ns = NowNs();
   uint64_t now_ns = start_ns;
-  uint64_t alive_ns = start_ns;  // last time the heartbeat was seen to move
+  uint64_t alive_ns = start_ns;   // last time the heartbeat was seen to move
+  uint64_t moved_ns = start_ns;   // last time the drain thread released some of this ring
+  uint32_t seq_seen = seq->load(std::memory_order_relaxed);
   uint32_t beat = g_heartbeat.load(std::memory_order_acquire);
   waiting->store(1, std::memory_order_seq_cst);
   g_waiters.fetch_add(1, std::memory_order_relaxed);
@@ -96,7 +98,11 @@ bool WaitForRoom(ThreadRing& ring, uint32_t n, uint64_t* pos) {
       beat = b;
       alive_ns = now_ns;
     }
-    if (now_ns - start_ns >= kFullRingMaxWaitNs) break;
+    if (s != seq_seen) {
+      seq_seen = s;
+      moved_ns = now_ns;
+    }
+    if (now_ns - moved_ns >= kFullRingMaxWaitNs) break;
     if (now_ns - alive_ns >= kFullRingNoProgressNs) {
       // Silent for that long. A drain thread that is runnable (a loaded machine has not given it a
       // CPU yet) or inside a system call (writing the stream) is alive: wait on, within the cap.
@@ -137,7 +143,7 @@ void SetFullRingPolicy(FullRingPolicy policy) {
 
 FullRingPolicy CurrentFullRingPolicy() { return static_cast<FullRingPolicy>(g_policy.load(std::memory_order_relaxed)); }
 
-__attribute__((noinline)) bool ReserveWhenFull(ThreadBuffer* buffer, uint32_t n, uint64_t* pos) {
+__attribute__((noinline)) uint64_t ReserveWhenFull(ThreadBuffer* buffer, uint32_t n) {
   ThreadRing& ring = buffer->ring;
   if (g_policy.load(std::memory_order_relaxed) == static_cast<uint32_t>(FullRingPolicy::kWait) && n > 0 &&
       n <= kMaxExtSlots + 1 && n <= ring.capacity()) {
@@ -146,13 +152,14 @@ __attribute__((noinline)) bool ReserveWhenFull(ThreadBuffer* buffer, uint32_t n,
     bool stalled_now = stalled == (g_heartbeat.load(std::memory_order_acquire) | kStalledValid);
     if (!stalled_now) {
       int saved_errno = errno;
-      bool ok = WaitForRoom(ring, n, pos);
+      uint64_t pos = 0;
+      bool ok = WaitForRoom(ring, n, &pos);
       errno = saved_errno;
-      if (ok) return true;
+      if (ok) return pos;
     }
   }
   ring.CountDrop();
-  return false;
+  return kNoRoom;
 }
 
 void DrainThreadStarted(uint32_t tid) { g_drain_tid.store(tid, std::memory_order_relaxed); }

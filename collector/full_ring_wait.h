@@ -6,7 +6,8 @@
 // ring's futex word until the drain thread has released room, then retries. Bounded so the host
 // never hangs: the producer waits only while the drain thread shows signs of life (its heartbeat
 // moves at least every kFullRingNoProgressNs, or it is runnable or inside a system call, read from
-// /proc when the heartbeat stood still that long) and at most kFullRingMaxWaitNs per record; when it
+// /proc when the heartbeat stood still that long) and at most kFullRingMaxWaitNs without a release
+// of its own ring; when it
 // gives up (a stopped, dead or held drain thread: the end-of-process hold) the record is dropped,
 // and every later full ring drops at once (no syscall) until the heartbeat moves again.
 // With `drop` a full ring drops at once, as before (and as nsys, which never blocks the app).
@@ -27,12 +28,13 @@ namespace gt {
 // loaded machine to schedule a woken drain thread (a few ms at load average 10-20 on 2 cores)
 // without letting a dead one cost more than one such wait.
 inline constexpr uint64_t kFullRingNoProgressNs = 10000000;  // 10 ms
-// Longest time one record waits in all, even while the drain thread works. A full ring can only
-// take records again once the drain thread has read what is in front of them: with 8 threads
-// sharing the default 256 MiB (4 M records of 64 B, 30-40 ns of drain CPU each, the drain thread
-// sharing its time between 8 rings) that is 150-300 ms on a 2-core machine, so 200 ms dropped records
-// (measured: bench/results/2026-11-26-burst-8-threads.md); 1 s does not, and still bounds a drain
-// thread that runs but never gets to this ring.
+// Longest time one record waits while the drain thread works but releases nothing of this ring.
+// A full ring takes records again only once the drain thread has read what is in front of them:
+// with 8 threads sharing the default 256 MiB (4 M records of 64 B, 30-55 ns of drain CPU each) that
+// is 150 ms to over 1 s on a loaded 2-core machine, so a cap on the whole wait (200 ms, then 1 s)
+// dropped records (bench/results/2026-11-26-burst-8-threads.md). While someone waits, the drain
+// thread releases every ring in slices, round after round, so a ring that is being drained sees a
+// release every few ms; 1 s without one bounds a drain thread that runs but never gets to it.
 inline constexpr uint64_t kFullRingMaxWaitNs = 1000000000;  // 1 s
 // While a producer waits on a ring, the drain thread releases that ring's space every this many
 // records (about 20 us of drain work), so the producer resumes long before the ring is empty.
@@ -45,10 +47,11 @@ enum class FullRingPolicy : uint32_t { kDrop = 0, kWait = 1 };
 void SetFullRingPolicy(FullRingPolicy policy);
 FullRingPolicy CurrentFullRingPolicy();
 
-// Application thread, out of line: BeginRecord's reservation failed. Under kWait, waits (bounded,
-// see above) and retries; true with *pos set when room was found. Otherwise counts the drop and
-// returns false. `n` is the record's size in slots (already checked by the caller). Keeps errno.
-bool ReserveWhenFull(ThreadBuffer* buffer, uint32_t n, uint64_t* pos);
+// Application thread, out of line: BeginRecord's reservation of `n` slots failed. Under kWait,
+// waits (bounded, see above) and retries; returns the reserved position when room was found.
+// Otherwise counts the drop and returns kNoRoom (also for an `n` no ring can hold). Keeps errno.
+inline constexpr uint64_t kNoRoom = ~uint64_t{0};
+uint64_t ReserveWhenFull(ThreadBuffer* buffer, uint32_t n);
 
 // Drain thread, at its start (its OS tid, so a waiting producer can tell a drain thread that waits
 // for a CPU from a stopped one), and 0 when it ends.

@@ -76,9 +76,12 @@ inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return false;
   uint32_t n = static_cast<uint32_t>((total_bytes + kSlotBytes - 1) / kSlotBytes);
-  if (__builtin_expect(n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos), 0) &&
-      !ReserveWhenFull(b, n, &span->pos)) {
-    return false;  // counted by ReserveWhenFull
+  if (__builtin_expect(n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos), 0)) {
+    // By value, not through &span->pos: a pointer into `span` passed out of line would make the
+    // compiler keep the span in memory on the path that fits too.
+    uint64_t pos = ReserveWhenFull(b, n);
+    if (pos == kNoRoom) return false;  // counted by ReserveWhenFull
+    span->pos = pos;
   }
   span->buffer = b;
   span->n_slots = n;

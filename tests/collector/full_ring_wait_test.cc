@@ -45,8 +45,7 @@ TEST(FullRingWait, DropPolicyCountsTheDropAtOnce) {
   PolicyGuard g(FullRingPolicy::kDrop);
   FullBuffer f;
   FullRingStats before = FullRingCounters();  // after the policy was set (which zeroes them under kWait)
-  uint64_t pos = 0;
-  EXPECT_FALSE(ReserveWhenFull(&f.buffer, 1, &pos));
+  EXPECT_EQ(ReserveWhenFull(&f.buffer, 1), kNoRoom);
   EXPECT_EQ(f.buffer.ring.dropped(), 1u);
   FullRingStats after = FullRingCounters();
   EXPECT_EQ(after.waits_kept, before.waits_kept);  // no wait at all
@@ -59,9 +58,14 @@ TEST(FullRingWait, WaitPolicyResumesWhenTheDrainThreadReleasesRoom) {
   ThreadRing& ring = f.buffer.ring;
   FullRingStats before = FullRingCounters();  // after the policy was set (which zeroes them under kWait)
   std::atomic<bool> stop{false};
-  // The drain thread's part: alive (heartbeat every 100 us) but busy for 20 ms before it releases
-  // 8 slots of this ring and wakes its producer.
+  std::atomic<bool> registered{false};
+  // The drain thread's part: alive (heartbeat every 100 us; its tid registered, as the drain thread
+  // does, so a loaded machine that keeps it off a CPU for 10 ms does not make it look dead) but busy
+  // for 20 ms after the producer started waiting before it releases 8 slots of this ring and wakes its producer.
   std::thread drain([&] {
+    DrainThreadStarted(static_cast<uint32_t>(::syscall(SYS_gettid)));
+    registered.store(true);
+    while (!ring.ProducerWaiting()) DrainHeartbeat();  // busy from the moment the producer waits
     auto start = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(20)) {
       DrainHeartbeat();
@@ -73,10 +77,12 @@ TEST(FullRingWait, WaitPolicyResumesWhenTheDrainThreadReleasesRoom) {
       DrainHeartbeat();
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
+    DrainThreadStarted(0);
   });
+  while (!registered.load()) std::this_thread::yield();
   errno = 1234;
-  uint64_t pos = 0;
-  bool ok = ReserveWhenFull(&f.buffer, 1, &pos);
+  uint64_t pos = ReserveWhenFull(&f.buffer, 1);
+  bool ok = pos != kNoRoom;
   int saved = errno;
   stop.store(true);
   drain.join();
@@ -95,21 +101,20 @@ TEST(FullRingWait, SilentDrainThreadCostsOneBoundedWaitThenDropsWithoutWaiting) 
   FullBuffer f;
   FullRingStats before = FullRingCounters();  // after the policy was set (which zeroes them under kWait)
   errno = 77;
-  uint64_t pos = 0;
   auto t0 = std::chrono::steady_clock::now();
-  EXPECT_FALSE(ReserveWhenFull(&f.buffer, 1, &pos));  // no heartbeat: gives up after 10 ms
+  EXPECT_EQ(ReserveWhenFull(&f.buffer, 1), kNoRoom);  // no heartbeat: gives up after 10 ms
   auto t1 = std::chrono::steady_clock::now();
   EXPECT_EQ(errno, 77);
   // Generous: 10 ms of wait, plus scheduling on a loaded machine; never the 200 ms cap.
   EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(t1 - t0).count(), 150);
-  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(ReserveWhenFull(&f.buffer, 1, &pos));
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(ReserveWhenFull(&f.buffer, 1), kNoRoom);
   EXPECT_EQ(f.buffer.ring.dropped(), 1001u);
   FullRingStats mid = FullRingCounters();
   EXPECT_EQ(mid.waits_dropped, before.waits_dropped + 1);  // the 1000 later drops did not wait
   EXPECT_EQ(mid.waits_kept, before.waits_kept);
   // A sign of life: the next full ring waits again (and, with no release, gives up again).
   DrainHeartbeat();
-  EXPECT_FALSE(ReserveWhenFull(&f.buffer, 1, &pos));
+  EXPECT_EQ(ReserveWhenFull(&f.buffer, 1), kNoRoom);
   EXPECT_EQ(FullRingCounters().waits_dropped, before.waits_dropped + 2);
   EXPECT_EQ(f.buffer.ring.dropped(), 1002u);
 }
@@ -126,8 +131,10 @@ TEST(FullRingWait, EightProducersOnTinyRingsLoseNothingWhileTheDrainThreadRuns) 
   // The drain thread's part: empties every ring in turn, checking the values arrive in order. It
   // registers its tid as the drain thread does, so a producer that finds it waiting for a CPU (a
   // loaded machine: 9 threads here on 2 cores) waits on instead of taking it for dead.
+  std::atomic<bool> registered{false};
   std::thread drain([&] {
     DrainThreadStarted(static_cast<uint32_t>(::syscall(SYS_gettid)));
+    registered.store(true);
     while (done.load() < kThreads || [&] {
       for (auto& b : buffers) if (b.ring.ConsumerHead() != b.ring.ConsumerTail()) return true;
       return false;
@@ -149,13 +156,14 @@ TEST(FullRingWait, EightProducersOnTinyRingsLoseNothingWhileTheDrainThreadRuns) 
     }
     DrainThreadStarted(0);
   });
+  while (!registered.load()) std::this_thread::yield();
   std::vector<std::thread> producers;
   for (int t = 0; t < kThreads; ++t) {
     producers.emplace_back([&, t] {
       ThreadRing& r = buffers[t].ring;
       for (uint64_t i = 0; i < kRecords; ++i) {
         uint64_t pos = 0;
-        if (!r.Reserve(1, &pos) && !ReserveWhenFull(&buffers[t], 1, &pos)) continue;
+        if (!r.Reserve(1, &pos) && (pos = ReserveWhenFull(&buffers[t], 1)) == kNoRoom) continue;
         r.CopyIn(pos, 0, &i, sizeof(i));
         r.Commit(pos + 1);
       }
