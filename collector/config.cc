@@ -10,7 +10,7 @@ namespace {
 // Every variable any part of libgtrace reads. Subsystems add theirs here.
 constexpr const char* kKnownVariables[] = {
     "GTRACE_OUTPUT",        "GTRACE_TRACE",          "GTRACE_BUFFER_MB", "GTRACE_THREAD_BUFFER_KB",
-    "GTRACE_FLUSH_MS",      "GTRACE_MANIFEST",       "GTRACE_CLOCK",       "GTRACE_FORCE_OVERWRITE", "GTRACE_EXIT_WAIT_MS",
+    "GTRACE_FLUSH_MS",      "GTRACE_FULL_RING",      "GTRACE_MANIFEST",       "GTRACE_CLOCK",       "GTRACE_FORCE_OVERWRITE", "GTRACE_EXIT_WAIT_MS",
     // CUDA tracing
     "GTRACE_CUPTI_PATH",    "GTRACE_CAPTURE_RANGE",  "GTRACE_CAPTURE_RANGE_END", "GTRACE_NVTX_CAPTURE",
     "GTRACE_DELAY",         "GTRACE_DURATION",       "GTRACE_CUDA_GRAPH_TRACE",  "GTRACE_CUDA_MEMORY_USAGE",
@@ -403,6 +403,16 @@ Config LoadConfig(EnvGetter getenv_fn, char** environ_list) {
   }
   if (const char* v = getenv_fn("GTRACE_FLUSH_MS"); v != nullptr && ParseBounded("GTRACE_FLUSH_MS", v, 10, 60000, &v64, &c.warnings)) {
     c.flush_interval_ms = static_cast<uint32_t>(v64);
+  }
+  if (const char* v = getenv_fn("GTRACE_FULL_RING"); v != nullptr) {
+    std::string_view t = Trim(v);
+    if (t == "wait") {
+      c.full_ring_wait = true;
+    } else if (t == "drop") {
+      c.full_ring_wait = false;
+    } else {
+      c.warnings.push_back(std::string("GTRACE_FULL_RING='") + v + "' is not wait or drop; using wait");
+    }
   }
   if (const char* v = getenv_fn("GTRACE_EXIT_WAIT_MS");
       v != nullptr && ParseBounded("GTRACE_EXIT_WAIT_MS", v, 1, 10000, &v64, &c.warnings)) {

@@ -48,6 +48,12 @@ struct Config {
   uint64_t buffer_bytes = 256ull << 20;
   uint64_t thread_buffer_bytes = 0;               // GTRACE_THREAD_BUFFER_KB, the initial ring; 0 = buffer / 128, 64..512 KiB
   uint32_t flush_interval_ms = 500;               // GTRACE_FLUSH_MS: longest time data waits in memory
+  // GTRACE_FULL_RING=wait|drop: what a thread whose ring is full (and cannot grow within
+  // buffer_bytes) does. wait (default): give its CPU to the drain thread, bounded (at most 10 ms
+  // without a sign of life from the drain thread, 1 s without a release of
+  // its ring), then drop; drop: drop and count at once.
+  // By measurement: bench/results/2026-11-26-burst-8-threads.md (collector/full_ring_wait.h).
+  bool full_ring_wait = true;
   // GTRACE_EXIT_WAIT_MS: longest wait for the writer when the process ends by _exit, exec, abort or
   // a crash signal (inject/exit/): the process ends then even if the stream is not finished.
   uint32_t exit_wait_ms = 100;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "collector/clock.h"
+#include "collector/full_ring_wait.h"
 #include "collector/schema_fields.h"
 #include "collector/session_internal.h"
 #include "collector/thread_names.h"
@@ -71,6 +72,7 @@ Drainer::Drainer(RingPool* pool, uint64_t session_id)
 void Drainer::DrainOnce(bool final) {
   const uint64_t pass_start_ns = NowNs();
   const uint64_t pass_start = StreamNow();
+  DrainHeartbeat();  // producers waiting on a full ring see the drain thread alive
   EmitOverheads();
   // Heads first, registrations second, records third: every registration a record depends on was
   // made before the record was committed, so definitions land in the file before their use.
@@ -93,18 +95,33 @@ void Drainer::DrainOnce(bool final) {
     }
     chunk_.End();
   }
+  // While a producer waits for room (GTRACE_FULL_RING=wait), owned rings are drained in slices,
+  // round after round up to their snapshot heads, so each waiting producer gets room within a
+  // round instead of after every fuller ring was emptied.
+  sliced_.clear();
   for (uint32_t i : order_) {
     ThreadBuffer* b = pool_->at(i);
     uint32_t state = b->state.load(std::memory_order_acquire);
     if (state == static_cast<uint32_t>(BufferState::kFree)) continue;
-    if (state == static_cast<uint32_t>(BufferState::kOwned)) MaybeGrow(i, b);
-    DrainBuffer(i, heads_[i], final);
-    if (state == static_cast<uint32_t>(BufferState::kRetired)) {
-      // The owner is gone: take whatever it committed after the snapshot too, then free it.
-      DrainBuffer(i, b->ring.ConsumerHead(), final);
-      tracks_[i].serial = 0;
-      pool_->Free(b);
+    if (state == static_cast<uint32_t>(BufferState::kOwned)) {
+      MaybeGrow(i, b);
+      if (!DrainBuffer(i, heads_[i], final, ProducersWaiting() ? kDrainSliceRecords : UINT64_MAX)) sliced_.push_back(i);
+      continue;
     }
+    DrainBuffer(i, heads_[i], final);
+    // The owner is gone: take whatever it committed after the snapshot too, then free it.
+    DrainBuffer(i, b->ring.ConsumerHead(), final);
+    tracks_[i].serial = 0;
+    pool_->Free(b);
+  }
+  // Only the drain thread frees a buffer, so a ring sliced above is still its owner's (perhaps
+  // retired by now: the next pass frees it).
+  while (!sliced_.empty()) {
+    size_t kept = 0;
+    for (uint32_t i : sliced_) {
+      if (!DrainBuffer(i, heads_[i], final, ProducersWaiting() ? kDrainSliceRecords : UINT64_MAX)) sliced_[kept++] = i;
+    }
+    sliced_.resize(kept);
   }
   pool_->RefillSpare();
   pool_->Housekeep(NowNs());
@@ -209,7 +226,7 @@ void Drainer::MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_re
   w.EndNested();
 }
 
-void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
+bool Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final, uint64_t max_records) {
   ThreadBuffer* b = pool_->at(index);
   ThreadRing& ring = b->ring;
   uint64_t tail = ring.ConsumerTail();
@@ -220,13 +237,15 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
   if (tail == head && !new_owner && !has_drops &&
       NowNs() - tracks_[index].name_checked_ns <= kThreadNameRecheckNs) {
     ring.ClearPoked();
-    return;
+    return true;
   }
   uint64_t base = 0;
   if (tail < head) base = reinterpret_cast<const RecordHeader*>(ring.ConsumerAt(tail)->bytes)->ts_ns;
   chunk_.Begin(b->serial, b->tid, base);
   MaybeEmitThreadInfo(index, b, final);
-  while (tail < head) {
+  uint32_t since_step = 0;
+  uint64_t records = 0;
+  while (tail < head && records++ < max_records) {
     FreeLeftSegments(ring, tail);  // the producer moved to a larger segment at `tail`
     const Slot* first = ring.ConsumerAt(tail);
     const auto* h = reinterpret_cast<const RecordHeader*>(first->bytes);
@@ -253,14 +272,27 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
       }
     }
     tail += n;
+    if (++since_step == kReleaseStepRecords) {
+      // A sign of life every few hundred records, and room at once for a producer that waits on
+      // this ring (GTRACE_FULL_RING=wait): it resumes while the rest is being drained.
+      since_step = 0;
+      DrainHeartbeat();
+      if (ring.ProducerWaiting()) {
+        ring.Release(tail);
+        DrainReleasedRing(ring);
+      }
+    }
     if (chunk_.body().size() > kMaxChunkBodyBytes) {
       ring.Release(tail);  // free ring space early on big drains
+      DrainReleasedRing(ring);
       chunk_.SplitIfLarger(kMaxChunkBodyBytes);
     }
   }
   ring.Release(tail);
+  DrainReleasedRing(ring);
   FreeLeftSegments(ring, tail);
-  ring.ClearPoked();  // emptied up to the snapshot: the next crossing may poke again
+  bool reached = tail >= head;
+  if (reached) ring.ClearPoked();  // emptied up to the snapshot: the next crossing may poke again
   dropped_now = ring.dropped();
   BufferTrack& t = tracks_[index];
   if (dropped_now != t.dropped_reported) {
@@ -276,6 +308,7 @@ void Drainer::DrainBuffer(uint32_t index, uint64_t head, bool final) {
     t.dropped_reported = dropped_now;
   }
   chunk_.End();
+  return reached;
 }
 
 void Drainer::EmitClockSnapshot() {

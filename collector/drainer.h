@@ -61,7 +61,8 @@ class Drainer {
     uint64_t dropped_at_growth_check = 0;  // ring.dropped() when growth was last considered
     bool pressured = false;                // this owner's ring ran full or dropped at least once
   };
-  void DrainBuffer(uint32_t index, uint64_t head_snapshot, bool final);
+  // Decodes ring `index` up to `head_snapshot`, at most `max_records` records; true when it got there.
+  bool DrainBuffer(uint32_t index, uint64_t head_snapshot, bool final, uint64_t max_records = UINT64_MAX);
   void MaybeEmitThreadInfo(uint32_t index, ThreadBuffer* b, bool force_read);
   // A ring under pressure (it ran full or dropped at least once) always has a segment four times
   // the size of its newest one waiting, within the pool's budget: the producer moves to it at its next crossing without waiting for this thread
@@ -84,6 +85,7 @@ class Drainer {
   std::vector<BufferTrack> tracks_;
   std::vector<uint64_t> heads_;
   std::vector<uint32_t> order_;  // buffer indexes, fullest ring first
+  std::vector<uint32_t> sliced_;  // owned rings not yet drained to their snapshot head this pass
   std::vector<Slot> scratch_;  // contiguous copy of a record that wraps around its ring
   uint64_t dropped_total_ = 0;
   uint64_t thread_buffer_drops_ = 0;

@@ -244,6 +244,16 @@ void PrintDropLine(Session* s) {
   if (d.no_buffer_drops() > 0) line += " " + std::to_string(d.no_buffer_drops()) + " threads without a buffer;";
   line += " GTRACE_BUFFER_MB=" + std::to_string(suggest) + " (gtrace profile --buffer-mb=" + std::to_string(suggest) +
           "; now " + std::to_string(mb) + ") would have kept them";
+  if (d.thread_buffer_drops() > 0) {
+    if (!s->config.full_ring_wait) {
+      // The rings were full because the drain thread had too little CPU (more recording threads
+      // than cores): waiting for it keeps everything without more memory.
+      line += ", as would GTRACE_FULL_RING=wait (now drop)";
+    } else if (uint64_t gave_up = FullRingCounters().waits_dropped; gave_up > 0) {
+      line += "; " + std::to_string(gave_up) + " waits for a drain thread that gave no sign of life for " +
+              std::to_string(kFullRingNoProgressNs / 1000000) + " ms ended in a drop";
+    }
+  }
   if (d.writer_drops() > 0) line += "; " + std::to_string(d.writer_drops()) + " more lost writing the stream (disk full or failing)";
   PrintLine(line);
 }
@@ -275,6 +285,7 @@ void* DrainMain(void* arg) {
   auto* s = static_cast<Session*>(arg);
   t_gt_thread.internal = true;
   ::prctl(PR_SET_NAME, "gtrace-drain", 0, 0, 0);
+  DrainThreadStarted(static_cast<uint32_t>(::syscall(SYS_gettid)));
   uint64_t flush_interval_ns = uint64_t{s->config.flush_interval_ms} * 1000000ull;
   uint64_t last_write = NowNs();
   uint64_t last_clock = last_write;
@@ -357,6 +368,8 @@ void* DrainMain(void* arg) {
     Futex(&s->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
     if (stopping) break;
   }
+  SetFullRingPolicy(FullRingPolicy::kDrop);  // no drain thread any more: never wait for one
+  DrainThreadStarted(0);
   s->thread_exited.store(true, std::memory_order_release);
   Futex(&s->flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
   return nullptr;
@@ -494,6 +507,7 @@ void ForkChild() {
   g_forked_without_exec = true;
   g_session.store(nullptr, std::memory_order_release);
   g_drain_wake_fd.store(-1, std::memory_order_relaxed);  // the parent's drain thread is not here
+  SetFullRingPolicy(FullRingPolicy::kDrop);  // until the child's own session starts its drain thread
   g_failed_pid.store(trace_child ? 0 : static_cast<uint32_t>(::getpid()), std::memory_order_relaxed);
   if (!trace_child) g_enabled_sources.store(0, std::memory_order_relaxed);
   if (g_pool != nullptr) g_pool->ResetAfterFork();
@@ -598,6 +612,8 @@ Session* StartSession() {
     return nullptr;
   }
   g_drain_wake_fd.store(fds[1], std::memory_order_relaxed);  // only now: never a closed (reused) fd
+  // Full rings wait for the drain thread only while one runs (collector/full_ring_wait.h).
+  SetFullRingPolicy(s->config.full_ring_wait ? FullRingPolicy::kWait : FullRingPolicy::kDrop);
   // Wait (once, at most 200 ms) until the drain thread is past its start-up allocations. An
   // application that forks right after its first NVTX call (fork_child, DataLoader workers) would
   // otherwise fork while that thread is inside the allocator: glibc's malloc survives that, but
@@ -834,7 +850,9 @@ void PokeDrainThread() {
   // non-blocking, and a full pipe already means "wake up".
   int saved_errno = errno;
   char c = 2;
-  ssize_t r = ::write(fd, &c, 1);
+  // The raw system call: libc's write may be gtrace's own OS-runtime interposer (inject/osrt),
+  // which would record this write of ours as the application's.
+  long r = ::syscall(SYS_write, fd, &c, 1);
   (void)r;
   errno = saved_errno;
 }

@@ -19,6 +19,7 @@
 #include "collector/chunk_builder.h"
 #include "collector/clock.h"
 #include "collector/config.h"
+#include "collector/full_ring_wait.h"
 #include "collector/record_types.h"
 #include "collector/ring_pool.h"
 #include "collector/sources.h"
@@ -67,14 +68,19 @@ struct RecordSpan {
 };
 
 // Reserves room for a record of `total_bytes` (RecordHeader included) in the ring of `b`, a buffer
-// the caller already looked up with CurrentThreadBuffer() (not null). False when the ring is full;
-// the loss is counted. Never blocks or allocates. Callers read the clock and build the record only
-// after this succeeded, so a dropped record costs a few ns.
+// the caller already looked up with CurrentThreadBuffer() (not null). False when the ring is full
+// and stays full; the loss is counted. Never blocks or allocates on a record that fits. A full
+// ring goes out of line to ReserveWhenFull (collector/full_ring_wait.h): under
+// GTRACE_FULL_RING=wait (default) it waits, bounded, for the drain thread before dropping. Callers
+// read the clock and build the record only after this succeeded, so a dropped record costs a few ns.
 __attribute__((always_inline)) inline bool BeginRecordIn(ThreadBuffer* b, size_t total_bytes, RecordSpan* span) {
   uint32_t n = static_cast<uint32_t>((total_bytes + kSlotBytes - 1) / kSlotBytes);
-  if (n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos)) {
-    b->ring.CountDrop();
-    return false;
+  if (__builtin_expect(n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos), 0)) {
+    // By value, not through &span->pos: a pointer into `span` passed out of line would make the
+    // compiler keep the span in memory on the path that fits too.
+    uint64_t pos = ReserveWhenFull(b, n);
+    if (pos == kNoRoom) return false;  // counted by ReserveWhenFull
+    span->pos = pos;
   }
   span->buffer = b;
   span->n_slots = n;

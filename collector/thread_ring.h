@@ -27,6 +27,11 @@
 // at a crossing only to the drain thread's own offer (made when the ring was under pressure, see
 // Drainer::MaybeGrow), to the pool's shared spare only when a record does not fit. A ring the
 // drain thread keeps up with wraps over the pages it has already touched.
+//
+// Full ring (issue 20, 8 threads on 2 cores). When a reservation fails, the producer may wait for
+// the drain thread (collector/full_ring_wait.h, out of line): it raises `waiting_`, sleeps on
+// `release_seq_` and retries. The drain thread, seeing `waiting_`, releases space in small steps
+// and bumps `release_seq_` after each release (the wake itself is a futex call made there).
 #pragma once
 
 #include <atomic>
@@ -80,6 +85,7 @@ class ThreadRing {
     offer_.store(nullptr, std::memory_order_relaxed);
     poked_.store(0, std::memory_order_relaxed);
     ran_full_.store(0, std::memory_order_relaxed);
+    waiting_.store(0, std::memory_order_relaxed);
     UseSegment(&initial_, 0);
     consumer_ = &initial_;
   }
@@ -198,6 +204,13 @@ class ThreadRing {
   }
   bool on_initial_segment() const { return consumer_ == &initial_; }
 
+  // --- full-ring wait (collector/full_ring_wait.cc; never on the record path) ---
+  // Producer: raised while it sleeps waiting for room; the futex word it sleeps on.
+  std::atomic<uint32_t>* waiting_word() { return &waiting_; }
+  std::atomic<uint32_t>* release_seq_word() { return &release_seq_; }
+  // Drain thread: a producer is (or is about to be) waiting for this ring.
+  bool ProducerWaiting() const { return waiting_.load(std::memory_order_seq_cst) != 0; }
+
  private:
   void UseSegment(RingSegment* s, uint64_t from_pos) {
     producer_ = s;
@@ -244,10 +257,12 @@ class ThreadRing {
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint32_t> poked_{0};
   std::atomic<uint32_t> ran_full_{0};  // producer sets (slow path), drain thread clears
+  std::atomic<uint32_t> waiting_{0};  // producer sets/clears around a full-ring wait
   // Consumer-side cache line.
   alignas(64) std::atomic<uint64_t> tail_{0};
   RingSegment* consumer_ = nullptr;
   std::atomic<RingSegment*> offer_{nullptr};  // drain thread stores, producer takes
+  std::atomic<uint32_t> release_seq_{0};       // drain thread bumps after a release a producer waits for
   RingSegment initial_;
 };
 

@@ -5,11 +5,13 @@
 //
 //   nvtx_burst [--pairs N] [--threads T]
 //
-// Prints one line: pairs=N threads=T wall_ns=W ns_per_pair=X [drain_cpu_ns=D] (W: the slowest
-// thread's loop; X: W / N, the time one thread spends per pair while all T run; D: under gtrace, the
+// Prints one line: pairs=N threads=T wall_ns=W ns_per_pair=X cpu_ns_per_pair=C [drain_cpu_ns=D] (W: the
+// slowest thread's loop; X: W / N, the time one thread spends per pair while all T run; C: the CPU
+// time of all T loops together / (N * T), what one pair costs the application; D: under gtrace, the
 // CPU time of gtrace's drain thread from just before the burst until it has gone idle after it,
 // read from /proc/self/task/<tid>/schedstat, so run.sh can give the drain's CPU per record kept).
 #include <dirent.h>
+#include <time.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -71,9 +73,16 @@ int main(int argc, char** argv) {
   std::atomic<long> ready{0};
   std::atomic<bool> go{false};
   std::vector<long long> wall(static_cast<size_t>(threads));
+  std::vector<long long> cpu(static_cast<size_t>(threads));
+  auto thread_cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<long long>(ts.tv_sec) * 1000000000ll + ts.tv_nsec;
+  };
   auto body = [&](long t) {
     ready.fetch_add(1);
     while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+    long long c0 = thread_cpu_ns();
     auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < pairs; ++i) {
       nvtxRangePushA("burst");
@@ -81,6 +90,7 @@ int main(int argc, char** argv) {
     }
     auto t1 = std::chrono::steady_clock::now();
     wall[static_cast<size_t>(t)] = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+    cpu[static_cast<size_t>(t)] = thread_cpu_ns() - c0;
   };
   std::vector<std::thread> pool;
   for (long t = 0; t < threads; ++t) pool.emplace_back(body, t);
@@ -106,8 +116,11 @@ int main(int argc, char** argv) {
     }
     if (last >= 0) drain_cpu = last - drain_before;
   }
-  std::printf("pairs=%ld threads=%ld wall_ns=%lld ns_per_pair=%.2f", pairs, threads, w,
-              pairs > 0 ? static_cast<double>(w) / static_cast<double>(pairs) : 0.0);
+  long long cpu_sum = 0;
+  for (long long c : cpu) cpu_sum += c;
+  std::printf("pairs=%ld threads=%ld wall_ns=%lld ns_per_pair=%.2f cpu_ns_per_pair=%.2f", pairs, threads, w,
+              pairs > 0 ? static_cast<double>(w) / static_cast<double>(pairs) : 0.0,
+              pairs > 0 ? static_cast<double>(cpu_sum) / static_cast<double>(pairs * threads) : 0.0);
   if (drain_cpu >= 0) std::printf(" drain_cpu_ns=%lld", drain_cpu);
   std::printf("\n");
   return 0;

@@ -41,7 +41,19 @@ TEST(Config, Defaults) {
   EXPECT_EQ(c.thread_buffer_bytes, 512ull << 10);  // the initial ring: at most 512 KiB (rings grow, issue 20)
   EXPECT_EQ(c.flush_interval_ms, 500u);
   EXPECT_EQ(c.exit_wait_ms, 100u);
+  EXPECT_TRUE(c.full_ring_wait);  // GTRACE_FULL_RING=wait (issue 20, bench/results/2026-11-26-burst-8-threads.md)
   EXPECT_TRUE(c.warnings.empty());
+}
+
+TEST(Config, FullRingPolicy) {
+  EXPECT_FALSE(Load({{"GTRACE_FULL_RING", "drop"}}).full_ring_wait);
+  Config w = Load({{"GTRACE_FULL_RING", " wait "}});
+  EXPECT_TRUE(w.full_ring_wait);
+  EXPECT_TRUE(w.warnings.empty());
+  Config bad = Load({{"GTRACE_FULL_RING", "block"}});
+  EXPECT_TRUE(bad.full_ring_wait);
+  ASSERT_EQ(bad.warnings.size(), 1u);
+  EXPECT_EQ(bad.warnings[0], "GTRACE_FULL_RING='block' is not wait or drop; using wait");
 }
 
 TEST(Config, ValidValues) {
