@@ -99,6 +99,7 @@ struct Session {
   std::vector<PendingDiagnostic> diags;  // guarded by diag_mutex
   bool writer_failed_reported = false;
   bool drop_line_printed = false;  // the one `gtrace:` line about dropped records (drain thread)
+  bool wait_line_printed = false;  // or, when nothing was dropped, the one about full-ring waits
   uint64_t writer_lost_records = 0;
   uint64_t records_at_last_write = 0;
 };
@@ -258,6 +259,21 @@ void PrintDropLine(Session* s) {
   PrintLine(line);
 }
 
+// Drain thread, at the end, when nothing was dropped: under GTRACE_FULL_RING=wait the application
+// may have waited for the drain thread instead (its timeline stretched by that much): one
+// `gtrace:` line says how long, so a slowed job is never silent either. Waits under a millisecond
+// in all are not worth a line.
+void PrintWaitLine(Session* s) {
+  if (s->drop_line_printed || s->wait_line_printed) return;
+  FullRingStats st = FullRingCounters();
+  if (st.waits_kept == 0 || st.wait_ns_total < 1000000) return;
+  s->wait_line_printed = true;
+  PrintLine("application threads waited " + std::to_string(st.wait_ns_total / 1000000) +
+            " ms (summed over threads) for the drain thread, so that full thread buffers lost nothing (" + std::to_string(st.waits_kept) +
+            " records waited); GTRACE_FULL_RING=drop never waits (it drops instead), a larger GTRACE_BUFFER_MB "
+            "(now " + std::to_string(s->config.buffer_bytes >> 20) + ") or a free core for the drain thread waits less");
+}
+
 // Drain thread: everything recorded so far, an end-of-stream chunk, one write; then hold writes.
 void WriteEndMark(Session* s, uint32_t mark) {
   uint32_t kind = mark & 0xffu, sig = mark >> 8;
@@ -269,6 +285,7 @@ void WriteEndMark(Session* s, uint32_t mark) {
   s->drainer->EmitEnd(EndMarkReason(kind, sig), kind, sig, s->writer.bytes_written());
   WriteOutput(s);
   PrintDropLine(s);
+  PrintWaitLine(s);
   s->last_end_mark.store(mark, std::memory_order_relaxed);
   s->hold_until_ns.store(NowNs() + kEndHoldNs, std::memory_order_release);
 }
@@ -359,6 +376,7 @@ void* DrainMain(void* arg) {
       WriteOutput(s);
       s->writer.Close();
       PrintDropLine(s);
+      PrintWaitLine(s);
       if (s->drainer->corrupt_records() > 0 || s->drainer->intern_misuse() > 0) {
         PrintLine("internal: " + std::to_string(s->drainer->corrupt_records()) + " corrupt records, " +
                   std::to_string(s->drainer->intern_misuse()) + " misplaced strings");

@@ -31,6 +31,13 @@ std::vector<std::string> GtraceLines(const std::string& err) {
   return out;
 }
 
+// The exit line of GTRACE_FULL_RING=wait when nothing was dropped (collector/session.cc).
+bool IsWaitLine(const std::string& line) {
+  return std::regex_match(line, std::regex("gtrace: application threads waited [0-9]+ ms \\(summed over threads\\) "
+                                           "for the drain thread, so that full thread buffers lost nothing \\([0-9]+ records waited\\); "
+                                           "GTRACE_FULL_RING=drop never waits .*"));
+}
+
 TEST(Burst, TwoMillionPairsAtDefaultSettingsKeepEveryRecord) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // A throughput property: under a sanitizer the drain thread is several times slower than the
@@ -42,7 +49,11 @@ TEST(Burst, TwoMillionPairsAtDefaultSettingsKeepEveryRecord) {
   o.timeout_s = 120;
   RunResult r = RunProgram({test::SamplePath("nvtx_burst"), "--pairs", "2000000", "--threads", "1"}, o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(GtraceLines(r.err).empty()) << r.err;  // nothing dropped, nothing to say
+  // Nothing dropped; at most the line saying the thread waited for the drain thread (on a loaded
+  // machine the drain thread may not get a core in time).
+  std::vector<std::string> lines = GtraceLines(r.err);
+  ASSERT_LE(lines.size(), 1u) << r.err;
+  if (!lines.empty()) EXPECT_TRUE(IsWaitLine(lines[0])) << lines[0];
   std::vector<std::string> streams = dir.Find(".gtrace");
   ASSERT_EQ(streams.size(), 1u);
   RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("b.sqlite"), streams[0]}, {.timeout_s = 300});
@@ -69,7 +80,10 @@ TEST(Burst, EightThreadsAtDefaultSettingsKeepEveryRecord) {
   o.timeout_s = 300;
   RunResult r = RunProgram({test::SamplePath("nvtx_burst"), "--pairs", "500000", "--threads", "8"}, o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(GtraceLines(r.err).empty()) << r.err;  // nothing dropped, nothing to say
+  // Nothing dropped: the one line says how long the application waited for the drain thread.
+  std::vector<std::string> lines = GtraceLines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_TRUE(IsWaitLine(lines[0])) << lines[0];
   std::vector<std::string> streams = dir.Find(".gtrace");
   ASSERT_EQ(streams.size(), 1u);
   RunResult e = RunProgram({test::CliPath(), "export", "-o", dir.File("b8.sqlite"), streams[0]}, {.timeout_s = 600});
