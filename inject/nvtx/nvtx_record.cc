@@ -75,11 +75,26 @@ bool IsAscii(const unsigned char* p, size_t n) {
 // ts_ns 0: the clock is read once the ring has room (a dropped record never pays for it).
 bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, 0); }
 
+namespace {
+bool WriteRecordIn(ThreadBuffer* b, const EventArgs& a, uint64_t ts_ns);
+}  // namespace
+
+// The thread's buffer is looked up here, once, outside the big function below: GCC 12's UBSan
+// null check of the initial-exec TLS access, inlined into WriteRecordIn's body, was miscompiled
+// (a `je` on stale flags sent every ext_count == 0 record to __ubsan_handle_type_mismatch in the
+// ASan+UBSan build).
 bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
+  ThreadBuffer* b = CurrentThreadBuffer();
+  if (b == nullptr) return false;  // the lookup counted the drop
+  return WriteRecordIn(b, a, ts_ns);
+}
+
+namespace {
+bool WriteRecordIn(ThreadBuffer* b, const EventArgs& a, uint64_t ts_ns) {
   // A full ring drops before any other work (issue 20): probe for the head slot first (nothing
   // is committed; the real reservation below takes the full size).
   RecordSpan probe;
-  if (!BeginRecord(kSlotBytes, &probe)) return false;
+  if (!BeginRecordIn(b, kSlotBytes, &probe)) return false;
   // Message bytes: bounded scans, so a missing terminator costs at most kMaxTextBytes.
   size_t text_bytes = 0;
   uint8_t flags = a.flags;
@@ -141,7 +156,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   if (ext_count > 0) put(&ext_bytes32, 4);
 
   RecordSpan span;
-  if (!BeginRecord(head_bytes + text_bytes + ext_bytes, &span)) return false;
+  if (!BeginRecordIn(b, head_bytes + text_bytes + ext_bytes, &span)) return false;
   base.h.ts_ns = ts_ns != 0 ? ts_ns : StreamNow();
   base.h.ext_slots = static_cast<uint8_t>(span.n_slots - 1);
   std::memcpy(head, &base, sizeof(base));
@@ -168,6 +183,7 @@ bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   CommitRecord(span);
   return true;
 }
+}  // namespace
 
 namespace {
 
@@ -514,7 +530,7 @@ bool WriteAsciiRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint3
   a.depth = depth;
   a.id = id;
   a.ascii = text;
-  return WriteRecordAt(a, 0);
+  return WriteRecordIn(b, a, 0);
 }
 
 bool WriteBareRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id) {
