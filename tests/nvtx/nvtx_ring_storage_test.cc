@@ -56,7 +56,9 @@ TEST(NvtxRingStorage, CrossingsDrainedInTimeStayOnTheOwnRingAndARingThatRanFullG
     ASSERT_EQ(pop(), 0);
     ++pairs;
   }
-  EXPECT_EQ(b->ring.capacity(), 16u * 256u);
+  // At least the spare; more when the drain thread (woken by the crossing) already had the 4x
+  // offer waiting that a ring which ran full always gets, and the producer crossed again.
+  EXPECT_GE(b->ring.capacity(), 16u * 256u);
   EndSession("test");
 
   std::vector<std::string> streams = dir.Find(".gtrace");
