@@ -124,7 +124,7 @@ void Drainer::DrainOnce(bool final) {
     sliced_.resize(kept);
   }
   pool_->RefillSpare();
-  pool_->Housekeep(NowNs());
+  pool_->ReleaseIdleBlocks(NowNs());
   EmitNoBufferDrops(internal::NoBufferDrops());
   if (NowNs() - pass_start_ns >= kDrainOverheadMinNs)
     NoteOverhead(field::profiler_overhead::kKindDrain, pass_start, StreamNow());

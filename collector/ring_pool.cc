@@ -184,8 +184,6 @@ void RingPool::FreeSegment(RingSegment* segment) {
   delete segment;
 }
 
-void RingPool::Housekeep(uint64_t now_ns) { ReleaseIdleBlocks(now_ns); }
-
 void RingPool::ReleaseIdleBlocks(uint64_t now_ns) {
   for (std::vector<FreeBlock>& list : free_blocks_) {
     for (FreeBlock& b : list) {

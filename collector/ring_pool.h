@@ -83,7 +83,7 @@ class RingPool {
   // Drain thread, every cycle: gives back the pages of blocks free for longer than
   // kKeepFreeBlockNs. (Faulting segments in here, ahead of their producer, was tried: it kept the
   // drain thread from draining during bursts and lost records; the producer faults them in.)
-  void Housekeep(uint64_t now_ns);
+  void ReleaseIdleBlocks(uint64_t now_ns);
   static constexpr uint64_t kKeepFreeBlockNs = 1000000000;
 
   // Child after fork: no other thread exists, so every buffer is free again; contents discarded.
@@ -110,7 +110,6 @@ class RingPool {
     uint64_t freed_ns;  // NowNs() when given back
     bool resident;      // its pages not yet given back to the system
   };
-  void ReleaseIdleBlocks(uint64_t now_ns);
   std::vector<std::vector<FreeBlock>> free_blocks_;  // per log2(slots): blocks given back, newest last
   std::atomic<uint64_t> committed_bytes_{0};
   std::atomic<RingSegment*> spare_{nullptr};

@@ -91,25 +91,28 @@ void FromAttributes(const nvtxEventAttributes_t* attr, EventArgs* a) {
   }
 }
 
+// The thread's push/pop nesting level in a domain (producer-private scratch of its buffer).
+inline int32_t& DepthOf(ThreadBuffer* b, uint32_t domain_id) {
+  return b->scratch[domain_id & (ThreadBuffer::kScratchWords - 1)];
+}
+
+// A range id unique in the process: the buffer owner's serial and a per-owner counter.
+inline uint64_t NextRangeId(ThreadBuffer* b) { return (b->serial << 32) | (++b->scratch_counter & 0xffffffffu); }
+
 int Push(EventArgs& a) {
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return NVTX_NO_PUSH_POP_TRACKING;
-  int32_t& depth = b->scratch[a.domain_id & (ThreadBuffer::kScratchWords - 1)];
+  int32_t& depth = DepthOf(b, a.domain_id);
   a.kind = kNvtxPush;
   a.depth = static_cast<uint32_t>(depth);
-  // A dropped push still counts a level: the exporter pairs by level.
-  if (IsPlainAscii(a)) {
-    WriteAsciiRecordIn(b, kNvtxPush, a.domain_id, a.depth, 0, a.ascii);
-  } else {
-    WriteRecord(a);
-  }
+  WriteRecordIn(b, a);  // a dropped push still counts a level: the exporter pairs by level
   return depth++;
 }
 
 inline int Pop(uint32_t domain_id) {
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return NVTX_NO_PUSH_POP_TRACKING;
-  int32_t& depth = b->scratch[domain_id & (ThreadBuffer::kScratchWords - 1)];
+  int32_t& depth = DepthOf(b, domain_id);
   if (depth <= 0) return -1;  // pop without push: nothing to record
   --depth;
   WriteBareRecordIn(b, kNvtxPop, domain_id, static_cast<uint32_t>(depth), 0);
@@ -122,14 +125,10 @@ nvtxRangeId_t Start(EventArgs& a) {
     // No buffer (the lookup counted the drop): the caller still needs a unique id.
     return g_fallback_range_id.fetch_add(1, std::memory_order_relaxed);
   }
-  uint64_t id = (b->serial << 32) | (++b->scratch_counter & 0xffffffffu);
+  uint64_t id = NextRangeId(b);
   a.kind = kNvtxStart;
   a.id = id;
-  if (IsPlainAscii(a)) {
-    WriteAsciiRecordIn(b, kNvtxStart, a.domain_id, 0, id, a.ascii);
-  } else {
-    WriteRecord(a);
-  }
+  WriteRecordIn(b, a);
   return id;
 }
 
@@ -137,10 +136,6 @@ void End(uint32_t domain_id, nvtxRangeId_t id) { WriteBareRecord(kNvtxEnd, domai
 
 void Mark(EventArgs& a) {
   a.kind = kNvtxMark;
-  if (IsPlainAscii(a)) {
-    WriteAsciiRecord(kNvtxMark, a.domain_id, 0, 0, a.ascii);
-    return;
-  }
   WriteRecord(a);
 }
 
@@ -299,7 +294,7 @@ nvtxRangeId_t HookRangeStartA(const char* message) {
   if (On() && message != nullptr) {  // the one-slot record, no EventArgs (the same as Start())
     ThreadBuffer* b = CurrentThreadBuffer();
     if (b == nullptr) return g_fallback_range_id.fetch_add(1, std::memory_order_relaxed);
-    uint64_t id = (b->serial << 32) | (++b->scratch_counter & 0xffffffffu);
+    uint64_t id = NextRangeId(b);
     WriteAsciiRecordIn(b, kNvtxStart, 0, 0, id, message);
     return id;
   }
@@ -330,7 +325,7 @@ int HookRangePushA(const char* message) {
     // record and depth as Push()).
     ThreadBuffer* b = CurrentThreadBuffer();
     if (b == nullptr) return NVTX_NO_PUSH_POP_TRACKING;
-    int32_t& depth = b->scratch[0];
+    int32_t& depth = DepthOf(b, 0);
     WriteAsciiRecordIn(b, kNvtxPush, 0, static_cast<uint32_t>(depth), 0, message);
     int d = depth++;  // a dropped push still counts a level: the exporter pairs by level
     if (metrics::RangeProfilerArmed()) {

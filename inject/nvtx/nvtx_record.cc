@@ -76,21 +76,27 @@ bool IsAscii(const unsigned char* p, size_t n) {
 bool WriteRecord(const EventArgs& a) { return WriteRecordAt(a, 0); }
 
 namespace {
-bool WriteRecordIn(ThreadBuffer* b, const EventArgs& a, uint64_t ts_ns);
+bool WriteGeneralIn(ThreadBuffer* b, const EventArgs& a, uint64_t ts_ns);
 }  // namespace
 
 // The thread's buffer is looked up here, once, outside the big function below: GCC 12's UBSan
-// null check of the initial-exec TLS access, inlined into WriteRecordIn's body, was miscompiled
+// null check of the initial-exec TLS access, inlined into WriteGeneralIn's body, was miscompiled
 // (a `je` on stale flags sent every ext_count == 0 record to __ubsan_handle_type_mismatch in the
 // ASan+UBSan build).
 bool WriteRecordAt(const EventArgs& a, uint64_t ts_ns) {
   ThreadBuffer* b = CurrentThreadBuffer();
   if (b == nullptr) return false;  // the lookup counted the drop
-  return WriteRecordIn(b, a, ts_ns);
+  return ts_ns == 0 ? WriteRecordIn(b, a) : WriteGeneralIn(b, a, ts_ns);
+}
+
+bool WriteRecordIn(ThreadBuffer* b, const EventArgs& a) {
+  if (IsPlainAscii(a)) return WriteAsciiRecordIn(b, a.kind, a.domain_id, a.depth, a.id, a.ascii);
+  return WriteGeneralIn(b, a, 0);
 }
 
 namespace {
-bool WriteRecordIn(ThreadBuffer* b, const EventArgs& a, uint64_t ts_ns) {
+// Every record form: the head assembled from the optional fields, then text and extended payloads.
+bool WriteGeneralIn(ThreadBuffer* b, const EventArgs& a, uint64_t ts_ns) {
   // A full ring drops before any other work (issue 20): probe for the head slot first (nothing
   // is committed; the real reservation below takes the full size).
   RecordSpan probe;
@@ -513,12 +519,6 @@ inline int WriteAsciiOneSlot(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, 
 
 }  // namespace
 
-bool WriteAsciiRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id, const char* text) {
-  ThreadBuffer* b = CurrentThreadBuffer();
-  if (b == nullptr) return false;  // the lookup counted the drop
-  return WriteAsciiRecordIn(b, kind, domain_id, depth, id, text);
-}
-
 bool WriteAsciiRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id,
                         const char* text) {
   int r = KindHasId(kind) ? WriteAsciiOneSlot<true>(b, kind, domain_id, depth, id, text)
@@ -530,7 +530,7 @@ bool WriteAsciiRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint3
   a.depth = depth;
   a.id = id;
   a.ascii = text;
-  return WriteRecordIn(b, a, 0);
+  return WriteGeneralIn(b, a, 0);
 }
 
 bool WriteBareRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id) {

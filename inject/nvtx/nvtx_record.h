@@ -81,19 +81,19 @@ bool WriteRecordAt(const EventArgs& args, uint64_t ts_ns);
 bool WriteBareRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id);
 bool WriteBareRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id);
 
-// An event whose only attribute is an ASCII message (nvtxRangePushA, nvtxMarkA, nvtxRangeStartA
-// and their Ex forms with a message only): PUSH with `depth`, START with range `id`, MARK. The same
-// record as WriteRecord's; a message that fits the head slot (40 bytes, 32 with an id) is copied
-// word by word into it with one reservation, a longer one takes WriteRecord's path.
-bool WriteAsciiRecord(uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id, const char* text);
-// The same into the calling thread's buffer `b`, already looked up (not null): one TLS lookup
-// per hook.
-bool WriteAsciiRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id,
-                        const char* text);
-// True when WriteAsciiRecord writes what WriteRecord(a) would.
+// True when the event's only attribute is an ASCII message (nvtxRangePushA, nvtxMarkA,
+// nvtxRangeStartA and their Ex forms with a message only).
 inline bool IsPlainAscii(const EventArgs& a) {
   return a.ascii != nullptr && a.flags == 0 && a.category == 0 && a.ext_count == 0;
 }
+// WriteRecord into the calling thread's buffer `b`, already looked up with CurrentThreadBuffer()
+// (not null): one TLS lookup per hook. A plain-ASCII event takes WriteAsciiRecordIn.
+bool WriteRecordIn(ThreadBuffer* b, const EventArgs& args);
+// A plain-ASCII event (PUSH with `depth`, START with range `id`, MARK, ...) into `b`: the same
+// record as the general path; a message that fits the head slot (40 bytes, 32 with an id) is
+// copied word by word into it with one reservation, a longer one takes the general path.
+bool WriteAsciiRecordIn(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, uint32_t depth, uint64_t id,
+                        const char* text);
 
 // Drain thread: one NvtxEvent (and the InternedString of a new message) per record. Records
 // without extended payloads take a short encoder that writes the event into a stack buffer and

@@ -1,4 +1,4 @@
-// The one-slot ASCII record (WriteAsciiRecord, inject/nvtx/nvtx_record.cc) reads a short message a
+// The one-slot ASCII record (WriteAsciiRecordIn, inject/nvtx/nvtx_record.cc) reads a short message a
 // word at a time, so up to 7 bytes past its terminator, but only when all the words it may read lie
 // in the message's page; near the end of a page it falls back to strnlen. This test puts messages
 // of every length from 0 to 48 bytes so that their terminator is the last byte before an
@@ -19,7 +19,7 @@
 #include "inject/nvtx/nvtx_hooks.h"
 #include "tests/common/test_util.h"
 #include "tests/nvtx/fake_nvtx_table.h"
-#include "tools/stream/stream_reader.h"
+#include "tests/nvtx/read_nvtx_stream.h"
 
 namespace gt {
 namespace {
@@ -81,22 +81,13 @@ TEST(NvtxPageEnd, ShortMessagesNextToAnInaccessiblePageComeBackExactly) {
   EndSession("test");
   munmap(mem, 2 * page);
 
-  std::vector<std::string> streams = dir.Find(".gtrace");
-  ASSERT_EQ(streams.size(), 1u);
-  stream::StreamReader reader;
-  ASSERT_TRUE(reader.Open(streams[0]).ok());
-  schema::Chunk chunk;
   std::map<uint64_t, std::string> strings;
   std::vector<std::string> got;
   uint64_t dropped = 0;
-  while (true) {
-    bool has = false;
-    ASSERT_TRUE(reader.Next(&chunk, &has).ok());
-    if (!has) break;
-    for (const auto& s : chunk.strings()) strings[s.id()] = s.text();
-    for (const auto& e : chunk.nvtx()) got.push_back(std::to_string(e.kind()) + "|" + (e.string_id() != 0 ? strings[e.string_id()] : ""));
-    for (const auto& d : chunk.drops()) dropped += d.dropped_records();
-  }
+  ASSERT_NO_FATAL_FAILURE(test::ReadNvtxStream(dir, &strings, &dropped, [&](const schema::Chunk& chunk) {
+    for (const auto& e : chunk.nvtx())
+      got.push_back(std::to_string(e.kind()) + "|" + (e.string_id() != 0 ? strings[e.string_id()] : ""));
+  }));
   EXPECT_EQ(dropped, 0u);
   ASSERT_EQ(got.size(), expected.size());
   ASSERT_EQ(got.size(), 49u * 10u);

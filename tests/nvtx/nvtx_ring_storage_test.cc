@@ -7,13 +7,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <map>
 #include <string>
 
 #include "collector/session.h"
 #include "inject/nvtx/nvtx_hooks.h"
 #include "tests/common/test_util.h"
 #include "tests/nvtx/fake_nvtx_table.h"
-#include "tools/stream/stream_reader.h"
+#include "tests/nvtx/read_nvtx_stream.h"
 
 namespace gt {
 namespace {
@@ -61,19 +62,11 @@ TEST(NvtxRingStorage, CrossingsDrainedInTimeStayOnTheOwnRingAndARingThatRanFullG
   EXPECT_GE(b->ring.capacity(), 16u * 256u);
   EndSession("test");
 
-  std::vector<std::string> streams = dir.Find(".gtrace");
-  ASSERT_EQ(streams.size(), 1u);
-  stream::StreamReader reader;
-  ASSERT_TRUE(reader.Open(streams[0]).ok());
-  schema::Chunk chunk;
+  std::map<uint64_t, std::string> strings;
   uint64_t records = 0, dropped = 0;
-  while (true) {
-    bool has = false;
-    ASSERT_TRUE(reader.Next(&chunk, &has).ok());
-    if (!has) break;
+  ASSERT_NO_FATAL_FAILURE(test::ReadNvtxStream(dir, &strings, &dropped, [&](const schema::Chunk& chunk) {
     records += static_cast<uint64_t>(chunk.nvtx_size());
-    for (const auto& d : chunk.drops()) dropped += d.dropped_records();
-  }
+  }));
   EXPECT_EQ(dropped, 0u);
   EXPECT_EQ(records, 2 * pairs);
 }
