@@ -25,9 +25,13 @@ std::string LibraryPath() { return BinaryDir() + "/lib/libgtrace.so"; }
 std::string CliPath() { return BinaryDir() + "/bin/gtrace"; }
 std::string SamplePath(const std::string& name) { return BinaryDir() + "/bin/" + name; }
 
-std::string ReferenceDir() {
+std::string ConfiguredReferenceDir() {
   const char* env = getenv("GT_TEST_REFERENCE_DIR");
-  std::string dir = env != nullptr ? env : GT_TEST_REFERENCE_DIR;
+  return env != nullptr ? env : GT_TEST_REFERENCE_DIR;
+}
+
+std::string ReferenceDir() {
+  std::string dir = ConfiguredReferenceDir();
   struct stat st;
   if (dir.empty() || stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
   return dir;

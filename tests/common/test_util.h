@@ -20,6 +20,8 @@ std::string CliPath();      // build/bin/gtrace
 std::string SamplePath(const std::string& name);  // build/bin/<name>
 // ../shared/reference (or GT_TEST_REFERENCE_DIR from the environment); "" when absent.
 std::string ReferenceDir();
+// The same setting as given (environment, else the build's), whether or not the folder exists.
+std::string ConfiguredReferenceDir();
 
 // A fresh directory under $TMPDIR, removed (recursively) on destruction.
 class TempDir {

@@ -6,9 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#ifndef GT_TEST_REFERENCE_DIR
-#define GT_TEST_REFERENCE_DIR ""
-#endif
+#include "tests/common/test_util.h"
 
 namespace gt::nsys::testing {
 namespace {
@@ -45,12 +43,7 @@ std::string QuoteIdentifier(std::string_view name) {
 
 }  // namespace
 
-std::string ReferenceDir() {
-  if (const char* env = std::getenv("GT_TEST_REFERENCE_DIR")) {
-    return env;
-  }
-  return GT_TEST_REFERENCE_DIR;
-}
+std::string ReferenceDir() { return gt::test::ConfiguredReferenceDir(); }
 
 std::optional<std::string> ReferenceFile(std::string_view file_name, std::string* why) {
   const std::string dir = ReferenceDir();

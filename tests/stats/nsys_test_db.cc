@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "tests/common/test_util.h"
 #include "tools/stats/stats.h"
 
 namespace gt::stats::testing {
@@ -279,10 +280,7 @@ void TestDb::AddGpu(int64_t id, const std::string& name) {
          {int64_t{1} << 48, id, name});
 }
 
-std::string ReferenceDir() {
-  const char* from_environment = std::getenv("GT_TEST_REFERENCE_DIR");
-  return from_environment != nullptr ? from_environment : GT_TEST_REFERENCE_DIR;
-}
+std::string ReferenceDir() { return gt::test::ConfiguredReferenceDir(); }
 
 std::string RunOk(const std::string& path, std::string_view report, std::string_view format) {
   Format parsed = Format::kCsv;
