@@ -10,7 +10,8 @@ limit=(-max_total_time="${1:-30}")
 if [ "${1:-}" = "--runs" ]; then limit=(-runs="$2"); fi
 if ! command -v clang++ >/dev/null; then echo "fuzz: clang++ not found (apt-get install clang)"; exit 1; fi
 B=build-fuzz
-cmake -S . -B $B -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGT_BUILD_FUZZERS=ON \
+. scripts/ccache-env.sh
+cmake -S . -B $B "${GT_CMAKE_LAUNCHERS[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGT_BUILD_FUZZERS=ON \
   -DGT_SANITIZE=address -DGT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build $B -j"$(nproc)" --target fuzz_stream fuzz_nvtx_record gtrace nvtx_threads >/dev/null
 mkdir -p $B/corpus/stream $B/corpus/nvtx_record $B/seeds $B/artifacts

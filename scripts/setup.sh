@@ -5,7 +5,8 @@ set -euo pipefail
 
 debs=(cmake g++ make pkg-config protobuf-compiler libprotobuf-dev libsqlite3-dev sqlite3
       libunwind-dev libdw-dev libgtest-dev googletest libbenchmark-dev python3 python3-pip clang
-      python3-venv debootstrap)  # clang: fuzzers; the last two for tests only: viewers.hta, bundle.chroot
+      python3-venv debootstrap ccache)  # clang: fuzzers; python3-venv, debootstrap: tests only (viewers.hta,
+      # bundle.chroot); ccache: a compiler cache outside the clone for warm runs (scripts/ccache-env.sh)
 missing=()
 for p in "${debs[@]}"; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = 'install ok installed' ] || missing+=("$p")

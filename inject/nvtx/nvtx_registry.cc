@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -30,11 +31,16 @@ std::atomic<uint64_t> g_next_dynamic_id{uint64_t{1} << 32};
 // instance — but many threads may create the same name at the same moment (a framework's per-thread
 // initialisation; nvtx.NvtxStress does it from 16). Without a guard, creators that claim slots before
 // any of them is ready each become canonical and the domain is announced several times. A short
-// creation lock keeps them to one canonical entry. It is bounded: a creator that cannot take it within
-// kCreateWaitNs goes on unlocked (then at worst an alias is announced twice), so a signal handler or a
-// forked child that finds it held never hangs.
+// creation lock keeps them to one canonical entry. A creator waits for it only where the holder can
+// finish: not on the holder's own thread (a signal handler that interrupted the holder: it goes on
+// unlocked at once) and not in a forked child (the holder was a thread of the parent). Otherwise the
+// wait is bounded by kCreateWaitNs, far above any preemption of the holder on a loaded machine (a
+// 50 ms bound once made nvtx.NvtxStress announce the domain twice under load); past it the creator
+// goes on unlocked (then at worst the domain is announced twice), so nothing ever hangs.
 std::atomic<bool> g_create_busy{false};
-constexpr uint64_t kCreateWaitNs = 50'000'000;
+std::atomic<uint32_t> g_create_owner_tid{0};
+std::atomic<int32_t> g_create_owner_pid{0};
+constexpr uint64_t kCreateWaitNs = 2'000'000'000;
 
 uint64_t MonotonicNs() {
   timespec ts{};
@@ -42,16 +48,31 @@ uint64_t MonotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-bool TakeCreateLock() {
+// Application thread `tid` (inside nvtxDomainCreate; rare): true when it holds the lock.
+bool TakeCreateLock(uint32_t tid) {
+  int32_t pid = static_cast<int32_t>(getpid());
   uint64_t deadline_ns = 0;
   for (uint32_t spin = 0;; ++spin) {
-    if (!g_create_busy.exchange(true, std::memory_order_acquire)) return true;
+    if (!g_create_busy.exchange(true, std::memory_order_acquire)) {
+      g_create_owner_pid.store(pid, std::memory_order_relaxed);
+      g_create_owner_tid.store(tid, std::memory_order_relaxed);
+      return true;
+    }
     if (spin < 64) continue;
+    uint32_t owner_tid = g_create_owner_tid.load(std::memory_order_relaxed);
+    int32_t owner_pid = g_create_owner_pid.load(std::memory_order_relaxed);
+    if (owner_pid != 0 && (owner_pid != pid || (tid != 0 && owner_tid == tid))) return false;  // cannot finish: unlocked
     uint64_t now_ns = MonotonicNs();
     if (deadline_ns == 0) deadline_ns = now_ns + kCreateWaitNs;
     if (now_ns >= deadline_ns) return false;
     sched_yield();
   }
+}
+
+void ReleaseCreateLock() {
+  g_create_owner_tid.store(0, std::memory_order_relaxed);
+  g_create_owner_pid.store(0, std::memory_order_relaxed);
+  g_create_busy.store(false, std::memory_order_release);
 }
 
 // Drain-thread state (only the drain thread touches these).
@@ -121,9 +142,9 @@ static Domain* CreateDomainLocked(const char* name, uint64_t ts_ns, uint32_t tid
 }
 
 Domain* CreateDomain(const char* name, uint64_t ts_ns, uint32_t tid) {
-  bool locked = TakeCreateLock();
+  bool locked = TakeCreateLock(tid);
   Domain* d = CreateDomainLocked(name, ts_ns, tid);
-  if (locked) g_create_busy.store(false, std::memory_order_release);
+  if (locked) ReleaseCreateLock();
   return d;
 }
 

@@ -39,6 +39,7 @@ NofpRun SampleNofp(const TempDir& dir, const std::string& backtrace, const std::
   o.preload = true;
   o.env["GTRACE_TRACE"] = "none";
   o.env["GTRACE_SAMPLE"] = "process-tree";
+  o.env["CPU_BURN_WAIT_SAMPLED"] = "1";  // the work starts once the thread is sampled (burn_loop.h)
   o.env["GTRACE_BACKTRACE"] = backtrace;
   r.run = RunProgram({test::SamplePath("nofp_burn"), ms}, o);
   std::istringstream out(r.run.out);

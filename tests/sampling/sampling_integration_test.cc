@@ -11,6 +11,7 @@
 // a seccomp profile around the test runner).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -40,6 +41,7 @@ SampledRun SampleAndExport(const TempDir& dir, std::vector<std::string> argv, st
   o.preload = true;
   o.env["GTRACE_TRACE"] = "none";
   o.env["GTRACE_SAMPLE"] = "process-tree";
+  o.env["CPU_BURN_WAIT_SAMPLED"] = "1";  // each thread starts its work once it is sampled (cpu_burn.cc)
   for (auto& [k, v] : env)
     o.env[k] = v;
   r.run = RunProgram(argv, o);
@@ -52,6 +54,18 @@ SampledRun SampleAndExport(const TempDir& dir, std::vector<std::string> argv, st
   RunResult ex = test::CliExport(streams, r.db);
   EXPECT_EQ(ex.exit_code, 0) << ex.err;
   return r;
+}
+
+// The line of cpu_burn.cc that expands GT_BURN_FOR with this seed: where the symbolizer puts a sample
+// inside that burner's loop (the macro expands at its invocation's line).
+int BurnLoopLine(const std::string& seed) {
+  std::ifstream in(test::SourceDir() + "/tests/sampling/programs/cpu_burn.cc");
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find("GT_BURN_FOR(ns, " + seed) != std::string::npos)
+      return n;
+  ADD_FAILURE() << "no GT_BURN_FOR(ns, " << seed << " in cpu_burn.cc";
+  return -1;
 }
 
 // Per-thread leaf functions: "thread|function|samples".
@@ -86,11 +100,22 @@ TEST(SamplingKnown, SharesStacksAndThreadsOfThePlantedWork) {
   EXPECT_NEAR(a_pct, 70.0, 5.0) << a << " of " << main_n;
   EXPECT_NEAR(b_pct, 30.0, 5.0) << b << " of " << main_n;
   EXPECT_GE(a + b, main_n * 97 / 100);  // nearly every sample lands in a burner's own loop
-  // Their stacks: burn_x <- main, symbolized with file:line from the DWARF of cpu_burn.
-  EXPECT_EQ(*db.Int(std::string("SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id "
-                                "AND c.stackDepth = 1 JOIN StringIds s ON s.id = c.symbol WHERE ") +
-                    kMainThread + " AND s.value LIKE 'main at %cpu_burn.cc:%'"),
-            a + b);
+  // Their stacks: burn_x <- main, symbolized with file:line from the DWARF of cpu_burn. Counted from the
+  // leaf: a sample in the prologue of a callee (ThreadCpuNs, called every ~20 us, before its `push rbp`)
+  // also has main one frame up, as the kernel's frame-pointer walk skips the burner there; and a sample
+  // in a burner's own prologue or epilogue (its `{` / `}` lines) has main's caller there. So every
+  // sample inside the burners' loops (the GT_BURN_FOR lines) has main right above it, exactly.
+  const std::string loop_leaf = "(l.value LIKE 'burn_a at %cpu_burn.cc:" + std::to_string(BurnLoopLine("1ul")) +
+                                "' OR l.value LIKE 'burn_b at %cpu_burn.cc:" + std::to_string(BurnLoopLine("2ul")) +
+                                "')";
+  const std::string with_caller =
+      "SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c0 ON c0.id = e.id AND c0.stackDepth = 0 "
+      "JOIN StringIds l ON l.id = c0.symbol LEFT JOIN SAMPLING_CALLCHAINS c1 ON c1.id = e.id AND c1.stackDepth = 1 "
+      "LEFT JOIN StringIds m ON m.id = c1.symbol WHERE " +
+      std::string(kMainThread) + " AND " + loop_leaf;
+  int64_t in_loops = *db.Int(with_caller);
+  EXPECT_GE(in_loops, main_n * 97 / 100);
+  EXPECT_EQ(*db.Int(with_caller + " AND m.value LIKE 'main at %cpu_burn.cc:%'"), in_loops);
   // Inside the loop on CLOCK_MONOTONIC: session start + systemClockNs maps back to it.
   int64_t zero = *db.Int("SELECT systemClockNs FROM TARGET_INFO_SESSION_START_TIME");
   EXPECT_EQ(*db.Int(std::string("SELECT count(*) FROM COMPOSITE_EVENTS e JOIN SAMPLING_CALLCHAINS c ON c.id = e.id "
@@ -217,6 +242,7 @@ TEST(SamplingMerge, TwoProcessesInOneDatabase) {
   o.preload = true;
   o.env["GTRACE_TRACE"] = "none";
   o.env["GTRACE_SAMPLE"] = "process-tree";
+  o.env["CPU_BURN_WAIT_SAMPLED"] = "1";  // the work starts once the thread is sampled (burn_loop.h)
   for (int i = 0; i < 2; ++i) {
     RunResult run = RunProgram({test::SamplePath("cpu_burn"), "200"}, o);
     ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -5,7 +5,13 @@
 // Single thread per burner; the clock read is per thread (CLOCK_THREAD_CPUTIME_ID).
 #pragma once
 
+#include <dirent.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 // An unnamed namespace on purpose: each program is one translation unit, and its helpers keep the
 // names the samples were symbolized with before ("(anonymous namespace)::ThreadCpuNs()").
@@ -23,6 +29,37 @@ long MonotonicNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+// With CPU_BURN_WAIT_SAMPLED=1 (the sampling tests set it where sampling is expected to work): sleeps
+// (up to 60 s) until gtrace's drain thread has opened perf events for `events` threads of this process
+// (as many "anon_inode:[perf_event]" descriptors in /proc/self/fd), so the work starts on that event,
+// not after a guess at how soon a loaded machine gets there, and the tests can count one sample per ms
+// of the thread's CPU time.
+int PerfEventFds() {
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr)
+    return 0;
+  int n = 0;
+  char path[64], target[64];
+  while (dirent* e = readdir(d)) {
+    std::snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(path, target, sizeof target - 1);
+    if (len > 0) {
+      target[len] = '\0';
+      n += std::strcmp(target, "anon_inode:[perf_event]") == 0;
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+void WaitUntilSampled(int events) {
+  const char* wait = std::getenv("CPU_BURN_WAIT_SAMPLED");
+  if (wait == nullptr || std::strcmp(wait, "1") != 0)
+    return;
+  for (int ms = 0; ms < 60000 && PerfEventFds() < events; ++ms)
+    usleep(1000);
 }
 
 }  // namespace

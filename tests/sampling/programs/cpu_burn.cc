@@ -8,6 +8,12 @@
 // (named "burn-worker") that burns worker_ms of CPU time in worker_c — a thread created after the
 // session started, which the sampler must pick up. Prints "done", the main loop's CPU ms and its
 // CLOCK_MONOTONIC start and end.
+//
+// With CPU_BURN_WAIT_SAMPLED=1 in the environment (the sampling tests set it where sampling is
+// expected to work) each thread first waits (sleeping, up to 60 s) until gtrace's drain thread has
+// opened its perf event (one more "anon_inode:[perf_event]" descriptor in /proc/self/fd): the work
+// starts on that event, not after a guess at how soon a loaded machine gets there, so the tests can
+// count one sample per ms of the thread's CPU time.
 #include <pthread.h>
 #include <time.h>
 
@@ -32,6 +38,7 @@ extern "C" __attribute__((noinline)) void worker_c(long ns) {
 namespace {
 void* Worker(void* arg) {
   pthread_setname_np(pthread_self(), "burn-worker");
+  WaitUntilSampled(2);  // the main thread's event and this thread's
   worker_c(*static_cast<long*>(arg));
   return nullptr;
 }
@@ -40,6 +47,7 @@ void* Worker(void* arg) {
 int main(int argc, char** argv) {
   long total_ms = argc > 1 ? atol(argv[1]) : 1000;
   long worker_ms = argc > 2 ? atol(argv[2]) : 0;
+  WaitUntilSampled(1);
   pthread_t worker{};
   long worker_ns = worker_ms * 1000000L;
   if (worker_ms > 0)

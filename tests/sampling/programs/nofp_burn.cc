@@ -43,6 +43,7 @@ extern "C" GT_KEEP long chain(long total_ms) {
 
 int main(int argc, char** argv) {
   long total_ms = argc > 1 ? atol(argv[1]) : 1000;
+  WaitUntilSampled(1);  // burn_loop.h
   long start = ThreadCpuNs();
   long loop_start_ns = MonotonicNs();
   long rounds = chain(total_ms);

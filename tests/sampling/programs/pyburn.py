@@ -2,10 +2,16 @@
 time in burn_a and 30 % in burn_b, in 10 ms rounds of its own CPU time (time.thread_time), for
 TOTAL_MS of CPU time; with "worker" a Python thread also burns WORKER_MS in worker_c first; with
 "own-sigprof" the program installs its own SIGPROF handler after 100 ms (gtrace must step back).
+Under GTRACE_PYTHON_SAMPLING=true it first waits (sleeping, up to 60 s) until gtrace has taken SIGPROF,
+i.e. its drain thread found this interpreter: the work starts on that event, not after a guess at how
+long a loaded machine takes to get there (on a busy CI machine the first 100 ms of CPU once went by
+before it, and the tests' counts of samples with Python frames came up short).
 Prints "done <main thread CPU ms> <own SIGPROF handler calls>".
 
     python3 pyburn.py TOTAL_MS [worker WORKER_MS] [own-sigprof]
 """
+import ctypes
+import os
 import signal
 import sys
 import threading
@@ -54,9 +60,30 @@ def own_handler(signum, frame):
     HANDLER_CALLS += 1
 
 
+def sigprof_handler_installed():
+    """Whether SIGPROF has a handler now, read from the kernel (signal.getsignal only knows Python's)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    old = (ctypes.c_uint8 * 256)()  # struct sigaction: sa_handler first on Linux x86-64 and aarch64
+    if libc.sigaction(signal.SIGPROF, None, old) != 0:
+        return False
+    return ctypes.c_void_p.from_buffer(old).value not in (None, 0, 1)  # not SIG_DFL / SIG_IGN
+
+
+def wait_for_python_sampling():
+    if os.environ.get("GTRACE_PYTHON_SAMPLING") != "true":
+        return
+    deadline = time.monotonic() + 60
+    while not sigprof_handler_installed():
+        if time.monotonic() > deadline:
+            print("pyburn: gtrace did not take SIGPROF within 60 s", file=sys.stderr, flush=True)
+            return
+        time.sleep(0.001)
+
+
 def main(argv):
     total_ms = int(argv[1])
     args = argv[2:]
+    wait_for_python_sampling()
     if "worker" in args:
         worker_ms = int(args[args.index("worker") + 1])
         t = threading.Thread(target=worker_c, args=(worker_ms / 1000.0,), name="py-worker")
