@@ -242,7 +242,7 @@ void PrintDropLine(Session* s) {
   uint64_t suggest = 1;
   while (suggest < need_mb) suggest *= 2;
   if (d.thread_buffer_drops() > 0) line += " " + std::to_string(d.thread_buffer_drops()) + " thread buffers full;";
-  if (d.no_buffer_drops() > 0) line += " " + std::to_string(d.no_buffer_drops()) + " threads without a buffer;";
+  if (d.no_buffer_drops() > 0) line += " " + std::to_string(d.no_buffer_drops()) + " records of threads that found no free thread buffer;";  // records, not threads
   line += " GTRACE_BUFFER_MB=" + std::to_string(suggest) + " (gtrace profile --buffer-mb=" + std::to_string(suggest) +
           "; now " + std::to_string(mb) + ") would have kept them";
   if (d.thread_buffer_drops() > 0) {

@@ -17,10 +17,13 @@ class ChunkBuilder;
 namespace gt::nvtx {
 
 inline constexpr uint32_t kMaxDomains = 1024;
-inline constexpr uint32_t kMaxRegisteredStrings = 65536;
+// Registered strings (issue 28: 65,536 left every later registered-string range nameless). The
+// tables are zero-initialised .bss: pages nobody registers into are never touched, so a
+// large limit costs address space only (48 MiB of entries, 32 MiB of text at the limit).
+inline constexpr uint32_t kMaxRegisteredStrings = 1u << 21;
 inline constexpr uint32_t kMaxSchemas = 1024;
 inline constexpr uint32_t kMaxSchemaEntries = 16384;
-inline constexpr size_t kTextArenaBytes = 8u << 20;
+inline constexpr size_t kTextArenaBytes = 32u << 20;
 inline constexpr size_t kMaxNameBytes = 4096;
 
 struct Domain {
