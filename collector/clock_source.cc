@@ -1,6 +1,8 @@
 #include "collector/clock_source.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector/clock.h"
@@ -97,6 +99,34 @@ bool SelectStreamClock(ClockChoice choice, const TickCounterSupport& support, st
   }
   clock_internal::g_stream_clock_ticks.store(ticks, std::memory_order_relaxed);
   return ticks;
+}
+
+namespace {
+// CLOCK_MONOTONIC_RAW straight from the kernel (not through the vDSO or an interposed clock_gettime).
+uint64_t RawMonotonicNs() {
+  timespec ts{};
+  if (::syscall(SYS_clock_gettime, CLOCK_MONOTONIC_RAW, &ts) != 0) return 0;
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t RateQ32(uint64_t ticks, uint64_t ns) {
+  return ns == 0 ? 0 : static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) << 32) / ns);
+}
+}  // namespace
+
+uint64_t MeasureTickRateQ32() {
+  constexpr uint64_t kSpinNs = 2000000;
+  // ~2 ms of reads at ~20 ns each is 1e5; 2e6 bounds a frozen clock's spin to ~40 ms.
+  constexpr uint64_t kMaxReads = 2000000;
+  uint64_t raw0 = RawMonotonicNs();
+  uint64_t t0 = ReadTicks(), n0 = NowNs(), n1 = n0;
+  for (uint64_t i = 0; i < kMaxReads && n1 - n0 < kSpinNs && n1 >= n0; ++i) n1 = NowNs();
+  uint64_t t1 = ReadTicks();
+  uint64_t raw1 = RawMonotonicNs();
+  if (t1 <= t0) return 0;
+  if (n1 >= n0 && n1 - n0 >= kSpinNs) return RateQ32(t1 - t0, n1 - n0);
+  // CLOCK_MONOTONIC stood still (or went back) on this thread: the kernel's raw clock instead.
+  return raw1 > raw0 ? RateQ32(t1 - t0, raw1 - raw0) : 0;
 }
 
 }  // namespace gt

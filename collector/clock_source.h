@@ -31,4 +31,12 @@ TickCounterSupport ProbeTickCounter(const char* cpuinfo_path = "/proc/cpuinfo",
 // *warning is set when `choice` asked for tsc and the machine cannot give it.
 bool SelectStreamClock(ClockChoice choice, const TickCounterSupport& support, std::string* warning);
 
+// The tick counter's rate in ticks per ns, Q32 fixed point (ticks/ns << 32), measured by spinning
+// ~2 ms against CLOCK_MONOTONIC on the calling thread; 0 when it could not be measured. Bounded
+// whatever the clocks do: a CLOCK_MONOTONIC that does not advance on this thread (a program that
+// virtualises time, e.g. a capture replay pinning it inside NCCL calls, issue 31) ends the spin
+// after a fixed number of reads and the rate comes from CLOCK_MONOTONIC_RAW (a raw syscall), or
+// is 0 when that did not advance either. Never on the hot path.
+uint64_t MeasureTickRateQ32();
+
 }  // namespace gt

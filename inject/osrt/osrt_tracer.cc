@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "collector/chunk_builder.h"
+#include "collector/clock_source.h"
 #include "inject/osrt/osrt_backtrace.h"
 #include "inject/osrt/osrt_fields.h"
 
@@ -85,18 +86,16 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
 }
 
 // The interposers compare stream-clock readings, so on a tick stream (GTRACE_CLOCK=auto|tsc) the
-// threshold is converted to ticks with a rate measured once here (2 ms of spinning on the thread
-// that starts the session; the threshold needs no better than ~0.1 %).
+// threshold is converted to ticks with a rate measured once here (MeasureTickRateQ32: ~2 ms of
+// spinning on the thread that starts the session, bounded when its clock stands still; the
+// threshold needs no better than ~0.1 %). No rate: the threshold stays in ns.
 uint64_t ThresholdInStreamUnits(uint64_t threshold_ns) {
   if (!StreamClockIsTicks() || threshold_ns == 0)
     return threshold_ns;
-  uint64_t t0 = ReadTicks(), n0 = NowNs(), n1 = n0;
-  while (n1 - n0 < 2000000)
-    n1 = NowNs();
-  uint64_t t1 = ReadTicks();
-  if (t1 <= t0)
+  uint64_t rate_q32 = MeasureTickRateQ32();
+  if (rate_q32 == 0)
     return threshold_ns;
-  return static_cast<uint64_t>(static_cast<unsigned __int128>(threshold_ns) * (t1 - t0) / (n1 - n0));
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(threshold_ns) * rate_q32) >> 32);
 }
 
 void OnSessionStart(const Config& config, uint64_t session_id) {

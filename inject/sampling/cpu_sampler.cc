@@ -17,6 +17,7 @@
 
 #include "collector/chunk_builder.h"
 #include "collector/clock.h"
+#include "collector/clock_source.h"
 #include "collector/config.h"
 #include "collector/schema_fields.h"
 #include "collector/session.h"
@@ -478,21 +479,12 @@ void Emit(ChunkBuilder* chunk, uint64_t session_id) {
   WriteLosses(s, chunk);
 }
 
-uint64_t MeasureTickRateQ32() {
-  uint64_t t0 = ReadTicks(), n0 = NowNs(), n1 = n0;
-  while (n1 - n0 < 2000000)
-    n1 = NowNs();
-  uint64_t t1 = ReadTicks();
-  if (t1 <= t0)
-    return 1ull << 32;
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(t1 - t0) << 32) / (n1 - n0));
-}
-
 // The thread that starts the session: on a tick stream, the tick rate for the first 100 ms (2 ms
 // of spinning, as OS runtime tracing does for its threshold); later the drain thread refines it.
 void OnSessionStart(const Config& config, uint64_t /*session_id*/) {
   if (config.sample_cpu && StreamClockIsTicks())
-    g_start_rate_q32.store(MeasureTickRateQ32(), std::memory_order_relaxed);
+    if (uint64_t rate_q32 = MeasureTickRateQ32(); rate_q32 != 0)  // 0: not measurable (clock_source.h)
+      g_start_rate_q32.store(rate_q32, std::memory_order_relaxed);
 }
 
 }  // namespace

@@ -215,6 +215,24 @@ TEST(CudaClock, CuptiClockOffsetWhenTheTimestampCallbackIsRefused) {
   EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), 4);
 }
 
+// Issue 31: nsys 2025.5's capture row for the graph mode, name and value as its export has them
+// (shared/reference/flameox-nsys-2025.5.2.sqlite, when present), beside gtrace's own row.
+TEST(CudaGraphs, GraphModeRowAsNsysWritesIt) {
+  TempDir dir;
+  CudaRun r = RunTraced(dir, {"basic"}, {});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  const char* q = "SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:MODE'";
+  EXPECT_EQ(db.Text(q), "Graph");
+  EXPECT_EQ(db.Int("SELECT count(*) FROM META_DATA_CAPTURE WHERE name LIKE '%CUDA_GRAPH_TRACE_OPTIONS:MODE'"), 1);
+  EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:CUDA_GRAPH_TRACE'"), "graph");
+  if (std::string ref = ReferenceDir(); !ref.empty()) {
+    Db nsys(ref + "/flameox-nsys-2025.5.2.sqlite");
+    EXPECT_EQ(nsys.Text(q), "Graph");  // the --cuda-graph-trace=graph capture of that file
+  }
+}
+
 TEST(CudaGraphs, NodeModeRecordsNoGraphLaunchRows) {
   TempDir dir;
   CudaRun r = RunTraced(dir, {"basic"}, {{"GTRACE_CUDA_GRAPH_TRACE", "node"}});
@@ -223,6 +241,8 @@ TEST(CudaGraphs, NodeModeRecordsNoGraphLaunchRows) {
   Db db(r.db);
   EXPECT_EQ(db.Int("SELECT count(*) FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_GRAPH_TRACE'"), 0);
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:CUDA_GRAPH_TRACE'"), "node");
+  EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:MODE'"),
+            "Node");
   EXPECT_EQ(r.log.find(" enable 51\n"), std::string::npos);  // GRAPH_TRACE kind never enabled
   // Memory records need --cuda-memory-usage: the table is absent here.
   EXPECT_EQ(db.Int("SELECT count(*) FROM sqlite_master WHERE name = 'CUDA_GPU_MEMORY_USAGE_EVENTS'"), 0);

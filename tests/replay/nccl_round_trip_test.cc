@@ -434,5 +434,24 @@ TEST(RealNcclCapture, ReplaysIntoThePluginWithEveryHandleAccountedFor) {
   }
 }
 
+// Issue 31: a replay under the default stream clock (the tick counter where the machine has one)
+// ended only when killed: the session start measured the tick rate by spinning until CLOCK_MONOTONIC
+// advanced 2 ms, on a replay thread whose CLOCK_MONOTONIC is pinned inside the NCCL call. The spin
+// is bounded now; the run is killed at 60 s (RunOptions) so a regression fails instead of hanging.
+TEST(RealNcclCapture, ReplayEndsUnderTheTickClock) {
+  std::vector<std::string> captures = FindRealNcclCaptures();
+  if (captures.empty()) GTEST_SKIP() << "no real NCCL capture under tests/data/gpu/";
+  TempDir dir;
+  TracedExport r = RunAndExport(dir, {SamplePath("nccl_capture_replay"), captures[0]}, {{"GTRACE_CLOCK", "tsc"}},
+                                "tick");
+  ASSERT_EQ(r.run.term_signal, 0) << "killed at the deadline: the replay did not end";
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(ReplayCounts(r.run.out)["handle_mismatches"], 0u);
+  ASSERT_EQ(r.streams.size(), 1u);
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_GE(db.Int("SELECT count(*) FROM GTRACE_NCCL_EVENTS").value_or(0), 1);
+}
+
 }  // namespace
 }  // namespace gt::test

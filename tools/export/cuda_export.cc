@@ -250,6 +250,8 @@ class CudaExport final : public ExportModule {
         {"CUPTI_PATH_SOURCE", info.cupti_path_source()},
         {"CUPTI_API_VERSION", std::to_string(info.cupti_api_version())},
         {"CUDA_GRAPH_TRACE", info.graph_trace_nodes() ? "node" : "graph"},
+        // nsys 2025.5's own row for --cuda-graph-trace (readers such as nsys2prv key on it).
+        {"CUDA_GRAPH_TRACE_OPTIONS:MODE", info.graph_trace_nodes() ? "Node" : "Graph"},
         {"CUDA_MEMORY_USAGE", info.memory_usage() ? "true" : "false"},
         {"CUPTI_CLOCK",
          info.clock_callback()      ? "gtrace timestamp callback"

@@ -236,7 +236,7 @@ inline constexpr CudaFieldDestination kCudaFieldMap[] = {
 
     {"CudaTraceInfo", "cupti_path", "META_DATA_CAPTURE PROCESS_n:CUPTI_PATH"},
     {"CudaTraceInfo", "cupti_api_version", "META_DATA_CAPTURE PROCESS_n:CUPTI_API_VERSION"},
-    {"CudaTraceInfo", "graph_trace_nodes", "META_DATA_CAPTURE PROCESS_n:CUDA_GRAPH_TRACE"},
+    {"CudaTraceInfo", "graph_trace_nodes", "META_DATA_CAPTURE PROCESS_n:CUDA_GRAPH_TRACE, PROCESS_n:CUDA_GRAPH_TRACE_OPTIONS:MODE"},
     {"CudaTraceInfo", "memory_usage", "META_DATA_CAPTURE PROCESS_n:CUDA_MEMORY_USAGE"},
     {"CudaTraceInfo", "clock_callback", "META_DATA_CAPTURE PROCESS_n:CUPTI_CLOCK"},
     {"CudaTraceInfo", "cupti_clock_offset_ns", "META_DATA_CAPTURE PROCESS_n:CUPTI_CLOCK"},
