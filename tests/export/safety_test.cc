@@ -49,7 +49,9 @@ TEST(ExportSafety, ExistingOutputNeedsForce) {
   EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS"), 2);
 }
 
-TEST(ExportSafety, DamagedInputFailsAndKeepsOldOutput) {
+// Issue 28 item 8: a damaged chunk costs that chunk only; --strict (options.strict) fails instead,
+// keeping the old output.
+TEST(ExportSafety, DamagedInputKeepsIntactChunksOrFailsWithStrict) {
   test::TempDir dir;
   WriteStream(dir.File("good.gtrace"));
   WriteStream(dir.File("bad.gtrace"));
@@ -57,14 +59,32 @@ TEST(ExportSafety, DamagedInputFailsAndKeepsOldOutput) {
   bytes[bytes.size() - 12] ^= 0x40;  // inside the last (end-of-stream) chunk
   test::WriteFile(dir.File("bad.gtrace"), bytes);
   test::WriteFile(dir.File("out.sqlite"), "old");
+  exporter::ExportOptions o;
+  o.inputs = {dir.File("good.gtrace"), dir.File("bad.gtrace")};
+  o.output = dir.File("out.sqlite");
+  o.force = true;
+  o.strict = true;
   exporter::ExportResult r;
-  Status st = Export({dir.File("good.gtrace"), dir.File("bad.gtrace")}, dir.File("out.sqlite"), true, &r);
+  Status st = exporter::ExportSqlite(o, &r);
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.message().rfind(dir.File("bad.gtrace") + ": offset ", 0), 0u) << st.message();
-  EXPECT_NE(st.message().find("damaged chunk"), std::string::npos);
+  EXPECT_EQ(st.message().rfind(dir.File("bad.gtrace") + ": damaged at offset ", 0), 0u) << st.message();
+  EXPECT_NE(st.message().find("--strict"), std::string::npos);
   EXPECT_EQ(test::ReadFile(dir.File("out.sqlite")), "old");
   EXPECT_EQ(dir.Find(".sqlite").size(), 1u);  // no temporary left behind
   EXPECT_TRUE(dir.Find(std::string(".tmp-") + std::to_string(getpid())).empty());
+
+  o.strict = false;
+  exporter::ExportResult r2;
+  ASSERT_TRUE(exporter::ExportSqlite(o, &r2).ok());
+  EXPECT_EQ(r2.damaged_spans, 1u);
+  test::Db db(dir.File("out.sqlite"));
+  EXPECT_EQ(db.Int("SELECT count(*) FROM NVTX_EVENTS"), 4);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM DIAGNOSTIC_EVENT WHERE severity = 3 AND text LIKE '%bad.gtrace: damaged at "
+                   "offset %checksum mismatch%bytes skipped%'"),
+            1);
+  size_t damage_warnings = 0;
+  for (const std::string& w : r2.warnings) damage_warnings += w.find("bad.gtrace: damaged at offset") != std::string::npos;
+  EXPECT_EQ(damage_warnings, 1u);
 }
 
 TEST(ExportSafety, BadInputsAreClearErrors) {

@@ -113,22 +113,82 @@ TEST(StreamReader, CutAtEveryByteKeepsEveryCompleteChunk) {
   }
 }
 
-TEST(StreamReader, DamagedChunkIsAnErrorWithItsOffset) {
+// Issue 28 item 8: one flipped bit loses its chunk only; the reader resynchronises at the next
+// intact chunk and says where and how much was lost.
+TEST(StreamReader, DamagedChunkIsSkippedAndReportedWithItsOffset) {
   test::TempDir dir;
   std::vector<size_t> ends;
   std::string bytes = MakeStream(&ends);
-  // Flip a byte in the middle of the second chunk.
   size_t second_start = ends[0];
+  for (size_t flip = second_start; flip < ends[1]; ++flip) {
+    std::string bad = bytes;
+    bad[flip] ^= 0x04;
+    test::WriteFile(dir.File("bad.gtrace"), bad);
+    ReadAll r = Read(dir.File("bad.gtrace"));
+    ASSERT_TRUE(r.status.ok()) << "flip " << flip << ": " << r.status.message();
+    EXPECT_EQ(r.chunks, 3u) << "flip " << flip;
+    EXPECT_EQ(r.events, 8u) << "flip " << flip;
+    EXPECT_TRUE(r.summary.end_of_stream) << "flip " << flip;
+    EXPECT_FALSE(r.summary.truncated) << "flip " << flip;
+    ASSERT_EQ(r.summary.damaged.size(), 1u) << "flip " << flip;
+    EXPECT_EQ(r.summary.damaged[0].offset, second_start) << "flip " << flip;
+    EXPECT_EQ(r.summary.damaged[0].bytes, ends[1] - second_start) << "flip " << flip;
+  }
   std::string bad = bytes;
   bad[second_start + (ends[1] - second_start) / 2] ^= 0x5a;
   test::WriteFile(dir.File("bad.gtrace"), bad);
-  ReadAll r = Read(dir.File("bad.gtrace"));
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_EQ(r.chunks, 1u);
-  EXPECT_NE(r.status.message().find(dir.File("bad.gtrace") + ": offset " + std::to_string(second_start)),
-            std::string::npos)
-      << r.status.message();
-  EXPECT_NE(r.status.message().find("checksum mismatch"), std::string::npos) << r.status.message();
+  stream::StreamReader reader;
+  ASSERT_TRUE(reader.Open(dir.File("bad.gtrace")).ok());
+  schema::Chunk c;
+  bool has = true;
+  while (has) ASSERT_TRUE(reader.Next(&c, &has).ok());
+  std::vector<std::string> w = reader.DamageWarnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], dir.File("bad.gtrace") + ": damaged at offset " + std::to_string(second_start) +
+                      ": damaged chunk (checksum mismatch): " + std::to_string(ends[1] - second_start) +
+                      " bytes skipped (their records are lost); the intact chunks before and after are kept");
+}
+
+// Issue 28 item 9: a corrupt length mid-file (8 GB, 2^63, an overlong varint) is damage, not a
+// cut: the chunks after it are read.
+TEST(StreamReader, CorruptChunkLengthResynchronisesAtTheNextChunk) {
+  test::TempDir dir;
+  std::vector<size_t> ends;
+  std::string bytes = MakeStream(&ends);
+  size_t at = ends[0];
+  ASSERT_EQ(static_cast<unsigned char>(bytes[at]), 0x1a);
+  size_t len_end = at + 1;
+  while (static_cast<unsigned char>(bytes[len_end]) & 0x80) ++len_end;
+  ++len_end;
+  const std::vector<std::pair<std::string, std::string>> lengths = {
+      {"8 GB", std::string("\x80\x80\x80\x80\x20", 5)},
+      {"2^63", std::string("\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 10)},
+      {"overlong", std::string(11, '\x80') + "\x01"}};
+  for (const auto& [name, varint] : lengths) {
+    std::string bad = bytes.substr(0, at + 1) + varint + bytes.substr(len_end);
+    test::WriteFile(dir.File("len.gtrace"), bad);
+    ReadAll r = Read(dir.File("len.gtrace"));
+    ASSERT_TRUE(r.status.ok()) << name << ": " << r.status.message();
+    EXPECT_EQ(r.chunks, 3u) << name;
+    EXPECT_EQ(r.events, 8u) << name;
+    EXPECT_FALSE(r.summary.truncated) << name;
+    EXPECT_EQ(r.warning, "") << name;
+    ASSERT_EQ(r.summary.damaged.size(), 1u) << name;
+    EXPECT_EQ(r.summary.damaged[0].offset, at) << name;
+    EXPECT_EQ(r.summary.damaged[0].bytes, ends[1] - at + varint.size() - (len_end - at - 1)) << name;
+    EXPECT_NE(r.summary.damaged[0].what.find("corrupt chunk length"), std::string::npos) << name;
+  }
+}
+
+// Issue 28 item 13: a FIFO is refused at once (open must not wait for a writer).
+TEST(StreamReader, RefusesAFifoWithoutBlocking) {
+  test::TempDir dir;
+  std::string fifo = dir.File("f.gtrace");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  stream::StreamReader reader;
+  Status st = reader.Open(fifo);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("not a regular file"), std::string::npos) << st.message();
 }
 
 TEST(StreamReader, RejectsWrongMagicVersionAndNonFiles) {

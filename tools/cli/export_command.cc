@@ -418,6 +418,12 @@ int RunExport(const std::vector<std::string>& args) {
            return Status::Ok();
          }});
   exporter::MultiExportOptions mo;
+  p.Add({"strict", 0, false, "", "fail (exit 1) when a stream is damaged; by default every intact chunk is kept "
+         "and each damaged span is reported (here and in DIAGNOSTIC_EVENT)", [&](std::string_view v) {
+           ParseBoolValue(v, &o.strict);
+           mo.strict = o.strict;
+           return Status::Ok();
+         }});
   p.Add({"per-rank", 0, false, "", "one database per input stream, in the directory -o names", [&](std::string_view v) {
            ParseBoolValue(v, &mo.per_rank);
            return Status::Ok();

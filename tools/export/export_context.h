@@ -89,6 +89,9 @@ struct ExportOptions {
   std::string output;
   std::vector<std::string> inputs;
   bool force = false;
+  // A damaged stream (a chunk whose checksum or framing is wrong) fails the export; without it the
+  // intact chunks are kept and each damaged span is a warning and a DIAGNOSTIC_EVENT row.
+  bool strict = false;
   // Set when this export is one part of a larger one (multi_export.h): the shared time base,
   // host numbering and clock alignment (one placement per input), and a string table shared by
   // the parts converted concurrently. Null: the inputs are the whole session.

@@ -333,6 +333,19 @@ Status ExportSqlite(const ExportOptions& options, ExportResult* result) {
     for (auto& m : modules) {
       if (!(st = m->EndStream(ctx, sref)).ok()) return fail(st);
     }
+    // Damage: the reader kept every intact chunk around it; say what was skipped, where.
+    const std::vector<std::string> damage = readers[i]->DamageWarnings();
+    if (!damage.empty() && options.strict) {
+      return fail(Status::Error(damage.front() + (damage.size() > 1 ? " (and " + std::to_string(damage.size() - 1) +
+                                                                           " more damaged spans)"
+                                                                     : std::string()) +
+                                "; --strict: the export fails"));
+    }
+    for (const std::string& d : damage) {
+      ctx.Warn(d);
+      if (!(st = Diagnostic(ctx, sref, sref.ToSessionNs(sref.last_chunk_ns), 3, d)).ok()) return fail(st);
+    }
+    result->damaged_spans += damage.size();
     std::string cut = readers[i]->TruncationWarning();
     if (!cut.empty()) {
       // At the time of the last complete chunk: what came after it (if anything) is what was lost.

@@ -17,6 +17,7 @@ struct ExportResult {
   uint64_t streams = 0;
   uint64_t chunks = 0;
   uint64_t dropped_records = 0;
+  uint64_t damaged_spans = 0;  // skipped damaged spans of the streams (StreamReader's summary)
   std::vector<std::string> warnings;  // cut streams, unclosed ranges, drops ...
 };
 

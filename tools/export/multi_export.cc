@@ -108,6 +108,27 @@ Status ExportMany(const MultiExportOptions& o, MultiExportResult* result) {
       headers[i] = r.header();
     return s;
   });
+  if (!st.ok() && !o.strict) {
+    // A stream whose header is damaged, empty or cut cannot be placed: leave it out and convert the
+    // rest (issue 28), saying which and why; --strict fails instead.
+    std::vector<std::string> skipped;
+    MultiExportOptions kept = o;
+    kept.inputs.clear();
+    for (size_t i = 0; i < o.inputs.size(); ++i) {
+      stream::StreamReader r;
+      Status s = r.Open(o.inputs[i]);
+      if (s.ok())
+        kept.inputs.push_back(o.inputs[i]);
+      else
+        skipped.push_back(s.message() + ": this stream is left out (--strict: fail instead)");
+    }
+    if (kept.inputs.empty() || kept.inputs.size() == o.inputs.size())
+      return st;
+    Status k = ExportMany(kept, result);
+    result->skipped_streams += skipped.size();
+    result->warnings.insert(result->warnings.begin(), skipped.begin(), skipped.end());
+    return k;
+  }
   if (!st.ok())
     return st;
   std::vector<const schema::StreamHeader*> ptrs;
@@ -218,6 +239,7 @@ Status ExportMany(const MultiExportOptions& o, MultiExportResult* result) {
     eo.output = outputs[i];
     eo.inputs = {o.inputs[i]};
     eo.force = true;
+    eo.strict = o.strict;
     eo.plan = &sub;
     eo.shared_strings = o.per_rank ? nullptr : &strings;
     Status s = ExportSqlite(eo, &parts[i]);
@@ -237,6 +259,7 @@ Status ExportMany(const MultiExportOptions& o, MultiExportResult* result) {
     ++result->streams;
     result->chunks += r.chunks;
     result->dropped_records += r.dropped_records;
+    result->damaged_spans += r.damaged_spans;
     result->warnings.insert(result->warnings.end(), r.warnings.begin(), r.warnings.end());
   }
 

@@ -31,6 +31,7 @@ struct MultiExportOptions {
   std::string output;               // the database, or with per_rank a directory
   bool per_rank = false;
   bool force = false;
+  bool strict = false;  // ExportOptions::strict
   bool align = true;
   std::string align_domain = "host";                 // "host" or "rank"
   uint64_t align_max_ops = kAnchorScanMaxOps;        // per stream in the alignment pass; 0: no cap
@@ -43,6 +44,8 @@ struct MultiExportResult {
   uint64_t streams = 0;
   uint64_t chunks = 0;
   uint64_t dropped_records = 0;
+  uint64_t damaged_spans = 0;    // damaged spans skipped inside the converted streams
+  uint64_t skipped_streams = 0;  // inputs left out: header damaged, empty or cut (not with strict)
   std::vector<std::string> warnings;
   SessionPlan plan;
   double scan_seconds = 0, convert_seconds = 0, merge_seconds = 0;

@@ -63,7 +63,8 @@ Status StreamReader::Open(const std::string& path) {
   if (page > 0) page_bytes_ = static_cast<uint64_t>(page);
   const uint64_t block = g_release_block_for_testing.load(std::memory_order_relaxed);
   release_block_bytes_ = std::max(block != 0 ? block : kDefaultReleaseBlockBytes, page_bytes_);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below, not read).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::Error(path + ": cannot open: " + strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -198,35 +199,92 @@ bool StreamReader::ReadVarintIn(const unsigned char* data, uint64_t size, uint64
   return false;
 }
 
+void StreamReader::MarkTruncated(uint64_t at) {
+  summary_.truncated = true;
+  summary_.truncated_at = at;
+  summary_.truncated_bytes = size_ - at;
+  pos_ = size_;
+}
+
+bool StreamReader::ValidFrameAt(uint64_t p, uint64_t* end) const {
+  if (p >= size_ || data_[p] != ((kStreamFileChunkField << 3) | 2)) return false;
+  uint64_t q = p + 1, len = 0;
+  if (!ReadVarint(&q, &len) || len > size_ - q || len < 5) return false;
+  const unsigned char* body = data_ + q;
+  if (body[0] != ((1u << 3) | 5)) return false;
+  uint32_t stored = 0;
+  std::memcpy(&stored, body + 1, 4);
+  if (stored != Crc32c(body + 5, len - 5)) return false;
+  *end = q + len;
+  return true;
+}
+
+bool StreamReader::Resync(uint64_t at, const std::string& what) {
+  uint64_t end = 0;
+  for (uint64_t p = at + 1; p < size_; ++p) {
+    const void* hit = std::memchr(data_ + p, (kStreamFileChunkField << 3) | 2, size_ - p);
+    if (hit == nullptr) break;
+    p = static_cast<uint64_t>(static_cast<const unsigned char*>(hit) - data_);
+    if (ValidFrameAt(p, &end)) {
+      summary_.damaged.push_back({at, p - at, what});
+      pos_ = p;
+      return true;
+    }
+  }
+  return false;
+}
+
 Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
   *has_chunk = false;
   if (data_ != nullptr) ReleaseConsumed();
+  // Damage with no intact chunk after it: everything from `at` to the end is lost.
+  auto damaged_to_end = [&](uint64_t at, const std::string& what) {
+    summary_.damaged.push_back({at, size_ - at, what + "; no intact chunk follows"});
+    pos_ = size_;
+  };
   while (pos_ < size_) {
     uint64_t at = pos_;
     uint64_t tag = 0, len = 0;
     if (!ReadVarint(&pos_, &tag)) {
-      summary_.truncated = true;
-      summary_.truncated_at = at;
-      summary_.truncated_bytes = size_ - at;
-      pos_ = size_;
-      return Status::Ok();
+      if (pos_ >= size_) {
+        MarkTruncated(at);
+        return Status::Ok();
+      }
+      if (!Resync(at, "bad varint between chunks")) damaged_to_end(at, "bad varint between chunks");
+      continue;
     }
     uint32_t field = static_cast<uint32_t>(tag >> 3);
     uint32_t wire = static_cast<uint32_t>(tag & 7);
     if (field == kStreamFileChunkField && wire == 2) {
-      if (!ReadVarint(&pos_, &len) || len > size_ - pos_) {
-        summary_.truncated = true;
-        summary_.truncated_at = at;
-        summary_.truncated_bytes = size_ - at;
-        pos_ = size_;
+      uint64_t len_at = pos_;
+      bool len_ok = ReadVarint(&pos_, &len);
+      if (!len_ok || len > size_ - pos_) {
+        // A length that runs past the end: a cut, unless an intact chunk follows (then the length
+        // itself is damaged: 8 GB, 2^63, an overlong varint).
+        std::string what = !len_ok && pos_ < size_ ? "corrupt chunk length (overlong varint)"
+                                                   : "corrupt chunk length " + (len_ok ? std::to_string(len) : "?");
+        if (Resync(at, what)) continue;
+        if (!len_ok && pos_ < size_) {
+          damaged_to_end(at, what);
+          continue;
+        }
+        (void)len_at;
+        MarkTruncated(at);
         return Status::Ok();
       }
       const unsigned char* body = data_ + pos_;
-      if (len < 5 || body[0] != ((1u << 3) | 5)) return Error(at, "damaged chunk (no checksum field)");
-      uint32_t stored = 0;
-      std::memcpy(&stored, body + 1, 4);
-      uint32_t actual = Crc32c(body + 5, len - 5);
-      if (stored != actual) return Error(at, "damaged chunk (checksum mismatch)");
+      bool crc_ok = len >= 5 && body[0] == ((1u << 3) | 5);
+      if (crc_ok) {
+        uint32_t stored = 0;
+        std::memcpy(&stored, body + 1, 4);
+        crc_ok = stored == Crc32c(body + 5, len - 5);
+      }
+      if (!crc_ok) {
+        const std::string what = len < 5 || body[0] != ((1u << 3) | 5) ? "damaged chunk (no checksum field)"
+                                                                         : "damaged chunk (checksum mismatch)";
+        if (!Resync(at, what)) damaged_to_end(at, what);
+        continue;
+      }
       if (prescan_pairs_ != nullptr) {
         CollectPairs(body, len, prescan_pairs_, prescan_cupti_pairs_);
         pos_ += len;
@@ -234,9 +292,18 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
         return Status::Ok();
       }
       chunk->Clear();
-      if (!chunk->ParseFromArray(body, static_cast<int>(len))) return Error(at, "damaged chunk (cannot decode)");
       std::string why;
-      if (expand_compact_ && !compact_.Expand(chunk, &why)) return Error(at, "damaged chunk (" + why + ")");
+      if (!chunk->ParseFromArray(body, static_cast<int>(len))) {
+        why = "cannot decode";
+      } else if (expand_compact_ && !compact_.Expand(chunk, &why)) {
+        if (why.empty()) why = "compact records";
+      }
+      if (!why.empty()) {
+        // The frame checks, its content does not (a writer bug, not a flipped bit): that chunk is lost.
+        pos_ += len;
+        summary_.damaged.push_back({at, pos_ - at, "damaged chunk (" + why + ")"});
+        continue;
+      }
       // Where records are decoded: a tick stream's times become CLOCK_MONOTONIC ns here.
       if (tick_clock_.active()) ConvertChunkTimes(tick_clock_, chunk, cupti_clock_.active() ? &cupti_clock_ : nullptr);
       pos_ += len;
@@ -250,11 +317,13 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
       *has_chunk = true;
       return Status::Ok();
     }
-    // Unknown top-level field of a newer minor version: skip it if it is well formed.
+    // Unknown top-level field of a newer minor version: skip it if it is well formed and an intact
+    // chunk (or the end) follows; otherwise it is damage (a flipped bit in a chunk's tag).
     uint64_t skip = 0;
+    bool ok = true;
     switch (wire) {
       case 0:
-        if (!ReadVarint(&pos_, &skip)) return Error(at, "damaged stream (bad varint)");
+        ok = ReadVarint(&pos_, &skip);
         break;
       case 1:
         pos_ += 8;
@@ -263,26 +332,35 @@ Status StreamReader::Next(schema::Chunk* chunk, bool* has_chunk) {
         pos_ += 4;
         break;
       case 2:
-        if (!ReadVarint(&pos_, &len) || len > size_ - pos_) {
-          summary_.truncated = true;
-          summary_.truncated_at = at;
-          summary_.truncated_bytes = size_ - at;
-          pos_ = size_;
-          return Status::Ok();
-        }
-        pos_ += len;
+        ok = ReadVarint(&pos_, &len) && len <= size_ - pos_;
+        if (ok) pos_ += len;
         break;
       default:
-        return Error(at, "damaged stream (unexpected bytes between chunks)");
+        ok = false;
     }
-    if (pos_ > size_) {
-      summary_.truncated = true;
-      summary_.truncated_at = at;
-      summary_.truncated_bytes = size_ - at;
-      pos_ = size_;
+    uint64_t next_end = 0;
+    if (ok && (pos_ == size_ || (pos_ < size_ && ValidFrameAt(pos_, &next_end)))) continue;
+    if (ok && pos_ > size_) {
+      MarkTruncated(at);
+      return Status::Ok();
+    }
+    pos_ = at;
+    if (!Resync(at, "damaged stream (unexpected bytes between chunks)")) {
+      // Nothing intact after it: a cut inside a frame we cannot read, or damage to the end.
+      damaged_to_end(at, "damaged stream (unexpected bytes between chunks)");
     }
   }
   return Status::Ok();
+}
+
+std::vector<std::string> StreamReader::DamageWarnings() const {
+  std::vector<std::string> out;
+  for (const ReadSummary::Damage& d : summary_.damaged) {
+    out.push_back(path_ + ": damaged at offset " + std::to_string(d.offset) + ": " + d.what + ": " +
+                  std::to_string(d.bytes) + " bytes skipped (their records are lost); the intact chunks before and "
+                  "after are kept");
+  }
+  return out;
 }
 
 std::string StreamReader::TruncationWarning() const {

@@ -34,6 +34,15 @@ struct ReadSummary {
   bool truncated = false;      // the file ends inside a chunk
   uint64_t truncated_at = 0;   // offset of the incomplete chunk
   uint64_t truncated_bytes = 0;  // bytes from there to the end of the file (lost)
+  // Damage (a complete chunk whose checksum, framing or encoding is wrong, a corrupt length): the
+  // reader skips to the next chunk whose framing and checksum check and goes on; each skipped span
+  // is listed here (file offset, bytes lost, why). Later chunks are kept.
+  struct Damage {
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+    std::string what;
+  };
+  std::vector<Damage> damaged;
 };
 
 class StreamReader {
@@ -57,7 +66,8 @@ class StreamReader {
   const std::string& path() const { return path_; }
 
   // The next chunk in file order. *has_chunk is false at the end of the stream (or of the good
-  // prefix of a cut one: see summary()). A damaged chunk is an error.
+  // prefix of a cut one: see summary()). A damaged chunk is skipped: the reader resynchronises at
+  // the next chunk whose framing and CRC check and records the loss in summary().damaged.
   Status Next(schema::Chunk* chunk, bool* has_chunk);
   // Compact CUDA records (CudaKernelBatch, ...) are expanded into CudaKernel / CudaApiCall messages
   // by Next (cuda_compact.h); false leaves them as on disk (bench/stream_sizes counts bytes on disk).
@@ -68,6 +78,8 @@ class StreamReader {
 
   // Human-readable description of what a cut cost ("" when the stream is complete).
   std::string TruncationWarning() const;
+  // One line per damaged span ("" when none), naming the file, offset and bytes lost.
+  std::vector<std::string> DamageWarnings() const;
 
   // Bytes of already-read chunks kept mapped before they are given back (rounded down to pages).
   static constexpr uint64_t kDefaultReleaseBlockBytes = uint64_t{4} << 20;
@@ -78,6 +90,12 @@ class StreamReader {
 
  private:
   Status Error(uint64_t offset, const std::string& what) const;
+  // A frame at `at` is bad: find the next offset > at where a chunk's framing and CRC check. Found:
+  // records the span as damage and moves there (true). None: false (the caller decides cut or damage).
+  bool Resync(uint64_t at, const std::string& what);
+  // A whole chunk frame at p whose CRC checks; *end gets the offset after it.
+  bool ValidFrameAt(uint64_t p, uint64_t* end) const;
+  void MarkTruncated(uint64_t at);
   bool ReadVarint(uint64_t* pos, uint64_t* value) const;
   // Gives back the pages before pos_ once a release block of them has accumulated. Only bytes of
   // chunks already returned are released: the caller's Chunk holds copies, never pointers into them.
