@@ -34,6 +34,9 @@ std::atomic<CuptiTracer*> g_tracer{nullptr};
 
 constexpr uint64_t kMinBufferBytes = 64u << 10;
 constexpr uint64_t kMaxBufferBytes = 8u << 20;
+// Buffers the pool is carved into at the default 64 MiB (256 KiB each): as many CUDA-calling threads
+// per flush interval as a training process has (autograd, NCCL watchdogs, pin-memory, workers).
+constexpr uint64_t kTargetBuffers = 256;
 // CuptiClockPair rate: as the stream's own calibration pairs (drain thread, every second).
 constexpr uint64_t kClockPairIntervalNs = 1000000000ull;
 
@@ -247,7 +250,10 @@ bool CuptiTracer::Start() {
 
   std::string error;
   if (!LoadCupti(&api_, &error)) return Fail(error);
-  uint64_t buffer_bytes = options_.pool_bytes / 16;
+  // CUPTI 13 lends one buffer per record-producing thread (CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER
+  // defaults to 1, cupti_activity.h) and each keeps it until full or flushed: the pool is carved for
+  // many threads (kTargetBuffers), not for a few big buffers. GTRACE_CUDA_BUFFER_MB stays the cap.
+  uint64_t buffer_bytes = options_.pool_bytes / kTargetBuffers;
   if (buffer_bytes < kMinBufferBytes) buffer_bytes = kMinBufferBytes;
   if (buffer_bytes > kMaxBufferBytes) buffer_bytes = kMaxBufferBytes;
   buffer_bytes &= ~uint64_t{7};
@@ -266,6 +272,7 @@ bool CuptiTracer::Start() {
   SetUpClock();
   decoder_.SetClock(clock_callback_, clock_offset_ns_);
   StartRawCapture();
+  SetBufferAttributes();
   r = api_.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
   if (r != CUPTI_SUCCESS) {
     return Fail(std::string("cuptiActivityRegisterCallbacks failed with ") + api_.ResultName(r, scratch, sizeof(scratch)));
@@ -323,6 +330,19 @@ bool CuptiTracer::Start() {
   capture::SetCudaWindowHook(&ReconcileHook);
   Reconcile();
   return true;
+}
+
+void CuptiTracer::SetBufferAttributes() {
+  // cupti_activity.h, CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER (default 0): "CUPTI will zero out
+  // the buffer in the main thread" at every request; set to 1, "user should provide a zero value
+  // buffer". The pool hands out zeroed buffers (fresh pages, or zeroed by the drain thread on Release),
+  // so the application thread never pays for it. Set before the buffer callbacks are registered.
+  if (api_.ActivitySetAttribute == nullptr) return;
+  uint8_t on = 1;
+  size_t size = sizeof(on);
+  if (api_.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &on) == CUPTI_SUCCESS) {
+    pool_.set_zero_on_release(true);
+  }
 }
 
 void CuptiTracer::EnableKind(CUpti_ActivityKind kind, bool on) {

@@ -98,6 +98,7 @@ class CuptiTracer {
   };
   bool ReadCuptiClock(CuptiClockReading* out);
   void WriteClockPair(ChunkBuilder* chunk, const CuptiClockReading& pair);
+  void SetBufferAttributes();
   void EnableKind(CUpti_ActivityKind kind, bool on);
   void EnableWindowCallbacks(bool on);
   void ApplyWindow(bool open);

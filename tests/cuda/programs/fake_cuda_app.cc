@@ -323,6 +323,8 @@ int Threads(int n, int k) {
   for (std::thread& t : threads) t.join();
   (void)ctx;
   std::printf("declined records: %llu\n", static_cast<unsigned long long>(fake_RecordsDeclined()));
+  std::printf("buffers zeroed on app threads: %llu\n",
+              static_cast<unsigned long long>(fake_CallCount("zeroed-on-app-thread")));
   return 0;
 }
 
