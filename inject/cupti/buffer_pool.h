@@ -25,6 +25,7 @@ struct BufferTag {
   uint64_t context = 0;  // CUcontext argument, as an address
   uint64_t seq = 0;      // raw-capture sequence number; 0 when not capturing
   uint32_t stream_id = 0;
+  bool foreign_clock = false;  // completed while a second CUPTI client's timestamp callback was in force
 };
 
 class CuptiBufferPool {
@@ -54,6 +55,7 @@ class CuptiBufferPool {
   void Release(uint8_t* buffer);
   void set_zero_on_release(bool on) { zero_on_release_ = on; }  // before the first Acquire
 
+  bool Owns(const uint8_t* buffer) const { return IndexOf(buffer) >= 0; }
   uint64_t declined() const { return declined_.load(std::memory_order_relaxed); }
   uint32_t lent() const;  // buffers CUPTI holds now (for tests and diagnostics)
 

@@ -402,14 +402,33 @@ void CuptiTracer::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_
   NoteCurrentThreadName();
   // Buffers only while tracing (or flushing at exit); otherwise CUPTI drops whatever it still makes.
   TracerState state = GetState();
+  if (foreign_active_.load(std::memory_order_acquire)) {
+    if (CUpti_BuffersCallbackRequestFunc req = foreign_request_.load(std::memory_order_acquire)) {
+      req(buffer, size, max_records);  // the second client's block: its buffers, its records
+      return;
+    }
+  }
   uint8_t* b = state == TracerState::kActive || state == TracerState::kStopped ? pool_.Acquire() : nullptr;
   *buffer = b;
   *size = b != nullptr ? pool_.buffer_bytes() : 0;
 }
 
-void CuptiTracer::OnBufferCompleted(uint8_t* buffer, size_t valid_bytes, CUcontext context, uint32_t stream_id) {
+void CuptiTracer::OnBufferCompleted(uint8_t* buffer, size_t size, size_t valid_bytes, CUcontext context,
+                                    uint32_t stream_id) {
   if (GetState() == TracerState::kInert) return;
+  if (!pool_.Owns(buffer)) {
+    // Not gtrace's: a buffer the second client lent. Its records are gtrace's gap (counted), then it
+    // goes to the client that owns it.
+    uint64_t kernels = 0;
+    foreign_records_.fetch_add(CountRecords(buffer, valid_bytes, &kernels), std::memory_order_relaxed);
+    foreign_kernels_.fetch_add(kernels, std::memory_order_relaxed);
+    if (CUpti_BuffersCallbackCompleteFunc done = foreign_complete_.load(std::memory_order_acquire)) {
+      done(context, stream_id, buffer, size, valid_bytes);
+    }
+    return;
+  }
   BufferTag tag;
+  tag.foreign_clock = foreign_clock_.load(std::memory_order_acquire);
   if (rawcap::CaptureOn() && valid_bytes > 0) {  // its place among the captured callbacks
     if (rawcap::CaptureWriter* w = rawcap::CaptureWriter::Instance()) {
       tag.context = reinterpret_cast<uintptr_t>(context);
@@ -574,7 +593,13 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     if (capture != nullptr && tag.seq != 0) {  // written before decoding: exactly as CUPTI left it
       capture->WriteBuffer(buffer, valid, {tag.context, tag.stream_id, pool_.buffer_bytes(), tag.seq});
     }
-    decoder_.DecodeBuffer(buffer, valid, chunk);
+    if (tag.foreign_clock) {
+      // Timed on the second client's clock (TSC ticks for kineto): never read as gtrace's. Counted.
+      uint64_t kernels = 0;
+      foreign_clock_records_.fetch_add(CountRecords(buffer, valid, &kernels), std::memory_order_relaxed);
+    } else {
+      decoder_.DecodeBuffer(buffer, valid, chunk);
+    }
     pool_.Release(buffer);
   }
   // Stream fields take the stream clock (ticks on a TSC stream); `now` (CLOCK_MONOTONIC) times the
@@ -593,6 +618,7 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     if (final) capture->Finish();  // after the last buffers and drop count of the forced flush
   }
   decoder_.EmitPending(chunk, stream_now);
+  ReportForeign(now);
   uint64_t declined = pool_.declined();
   if (declined != declined_reported_) {
     if (declined_reported_ == 0) {  // one line for the user; the counts go to the stream

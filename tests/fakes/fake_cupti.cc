@@ -382,6 +382,14 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
   return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+// The activity API is process-wide, outside the one-subscriber rule (issue 29): CUPTI keeps ONE pair
+// of buffer callbacks (cupti_activity.h 7649-7668: the function "registers two callback functions",
+// no subscriber handle), so a second client in the process (kineto) registering replaces gtrace's:
+// last caller wins, and every buffer CUPTI completes afterwards, the ones gtrace lent included, goes
+// to the new pair. Likewise one timestamp callback (8136-8150: changing it mid-session re-times
+// later records) and one set of enabled kinds: cuptiActivityDisable (7464-7477, no subscriber
+// argument) switches a kind off for every client. The fake models exactly that with S().request/
+// complete/timestamp/kinds.
 CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                                     CUpti_BuffersCallbackCompleteFunc complete) {
   fake::Count("cuptiActivityRegisterCallbacks");
