@@ -73,7 +73,8 @@ void ActivityDecoder::DecodeBuffer(const uint8_t* buffer, size_t valid_bytes, Ch
   CUpti_Activity* record = nullptr;
   // cuptiActivityGetNextRecord takes a non-const buffer but only reads it.
   uint8_t* buf = const_cast<uint8_t*>(buffer);
-  while (api_->ActivityGetNextRecord(buf, valid_bytes, &record) == CUPTI_SUCCESS && record != nullptr) {
+  CUptiResult walk = CUPTI_SUCCESS;
+  while ((walk = api_->ActivityGetNextRecord(buf, valid_bytes, &record)) == CUPTI_SUCCESS && record != nullptr) {
     ++records_decoded_;
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -135,19 +136,28 @@ void ActivityDecoder::DecodeBuffer(const uint8_t* buffer, size_t valid_bytes, Ch
     }
     chunk->SplitIfLarger(kMaxChunkBodyBytes);
   }
+  if (walk != CUPTI_ERROR_MAX_LIMIT_REACHED && walk != CUPTI_SUCCESS) {
+    // The walk ended on an error: whatever follows in the buffer is lost. Counted (CudaRecordLoss).
+    size_t at = record != nullptr ? static_cast<size_t>(reinterpret_cast<uint8_t*>(record) - buf) : 0;
+    ++walk_error_buffers_pending_;
+    walk_error_bytes_pending_ += at < valid_bytes ? valid_bytes - at : 0;
+  }
   compact_encoder_.Flush(chunk);
 }
 
 void ActivityDecoder::EmitPending(ChunkBuilder* chunk, uint64_t now_ns) {
-  if (incomplete_pending_ != 0 || unknown_pending_ != 0) {
+  if (incomplete_pending_ != 0 || unknown_pending_ != 0 || walk_error_buffers_pending_ != 0) {
     ProtoWriter& w = chunk->body();
     namespace f = field::cuda_record_loss;
     w.BeginNested(field::chunk::kCudaRecordLosses);
     w.Varint(f::kTsNs, now_ns);
     w.VarintIfNonZero(f::kIncompleteRecords, incomplete_pending_);
     w.VarintIfNonZero(f::kUnknownKindRecords, unknown_pending_);
+    w.VarintIfNonZero(f::kWalkErrorBuffers, walk_error_buffers_pending_);
+    w.VarintIfNonZero(f::kWalkErrorBytes, walk_error_bytes_pending_);
     w.EndNested();
     incomplete_pending_ = unknown_pending_ = 0;
+    walk_error_buffers_pending_ = walk_error_bytes_pending_ = 0;
   }
   for (uint32_t tid : threads_new_) EmitThreadInfo(chunk, tid);
   threads_new_.clear();

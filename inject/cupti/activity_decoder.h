@@ -90,6 +90,7 @@ class ActivityDecoder {
   uint64_t records_decoded_ = 0;
   uint64_t incomplete_pending_ = 0, unknown_pending_ = 0;
   uint64_t incomplete_total_ = 0, unknown_total_ = 0;
+  uint64_t walk_error_buffers_pending_ = 0, walk_error_bytes_pending_ = 0;
 };
 
 }  // namespace gt::cupti

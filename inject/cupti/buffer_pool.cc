@@ -1,6 +1,9 @@
 #include "inject/cupti/buffer_pool.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
 
 namespace gt::cupti {
 
@@ -80,7 +83,20 @@ uint8_t* CuptiBufferPool::NextCompleted(size_t* valid_bytes, BufferTag* tag) {
 
 void CuptiBufferPool::Release(uint8_t* buffer) {
   int i = IndexOf(buffer);
-  if (i >= 0) slots_[i].state.store(kFree, std::memory_order_release);
+  if (i < 0) return;
+  if (zero_on_release_) {
+    // The whole buffer comes back zeroed (CUPTI may have written past valid_bytes): the pages CUPTI
+    // filled are cleared here (they stay committed for the next lender), the rest are given back to
+    // the kernel, which reads them as zero and costs nothing if they were never touched.
+    size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    size_t used = (slots_[i].valid_bytes + page - 1) / page * page;
+    if (used > buffer_bytes_ || buffer_bytes_ % page != 0) used = buffer_bytes_;
+    std::memset(buffer, 0, used);
+    if (used < buffer_bytes_ && ::madvise(buffer + used, buffer_bytes_ - used, MADV_DONTNEED) != 0) {
+      std::memset(buffer + used, 0, buffer_bytes_ - used);
+    }
+  }
+  slots_[i].state.store(kFree, std::memory_order_release);
 }
 
 uint32_t CuptiBufferPool::lent() const {

@@ -25,11 +25,12 @@ struct BufferTag {
   uint64_t context = 0;  // CUcontext argument, as an address
   uint64_t seq = 0;      // raw-capture sequence number; 0 when not capturing
   uint32_t stream_id = 0;
+  bool foreign_clock = false;  // completed while a second CUPTI client's timestamp callback was in force
 };
 
 class CuptiBufferPool {
  public:
-  static constexpr uint32_t kMaxBuffers = 256;
+  static constexpr uint32_t kMaxBuffers = 1024;
 
   CuptiBufferPool() = default;
   CuptiBufferPool(const CuptiBufferPool&) = delete;
@@ -48,9 +49,13 @@ class CuptiBufferPool {
   bool Complete(uint8_t* buffer, size_t valid_bytes, const BufferTag& tag = {});
 
   // Drain thread: the oldest completed buffer (nullptr when none), then Release it after decoding.
+  // With zero_on_release, Release zeroes what CUPTI wrote before the buffer is lent again (CUPTI was
+  // told it gets zeroed buffers: CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER = 1).
   uint8_t* NextCompleted(size_t* valid_bytes, BufferTag* tag = nullptr);
   void Release(uint8_t* buffer);
+  void set_zero_on_release(bool on) { zero_on_release_ = on; }  // before the first Acquire
 
+  bool Owns(const uint8_t* buffer) const { return IndexOf(buffer) >= 0; }
   uint64_t declined() const { return declined_.load(std::memory_order_relaxed); }
   uint32_t lent() const;  // buffers CUPTI holds now (for tests and diagnostics)
 
@@ -71,6 +76,7 @@ class CuptiBufferPool {
   size_t arena_bytes_ = 0;
   size_t buffer_bytes_ = 0;
   uint32_t count_ = 0;
+  bool zero_on_release_ = false;
   Slot slots_[kMaxBuffers];
   std::atomic<uint32_t> next_hint_{0};
   std::atomic<uint64_t> completions_{0};

@@ -121,7 +121,8 @@ namespace cupti_clock_pair {
 inline constexpr uint32_t kCuptiNs = 1, kStreamClockNs = 2, kUncertaintyNs = 3;
 }
 namespace cuda_record_loss {
-inline constexpr uint32_t kTsNs = 1, kIncompleteRecords = 2, kUnknownKindRecords = 3;
+inline constexpr uint32_t kTsNs = 1, kIncompleteRecords = 2, kUnknownKindRecords = 3,
+                          kWalkErrorBuffers = 4, kWalkErrorBytes = 5;
 }
 
 namespace enums {

@@ -34,6 +34,9 @@ std::atomic<CuptiTracer*> g_tracer{nullptr};
 
 constexpr uint64_t kMinBufferBytes = 64u << 10;
 constexpr uint64_t kMaxBufferBytes = 8u << 20;
+// Buffers the pool is carved into at the default 64 MiB (256 KiB each): as many CUDA-calling threads
+// per flush interval as a training process has (autograd, NCCL watchdogs, pin-memory, workers).
+constexpr uint64_t kTargetBuffers = 256;
 // CuptiClockPair rate: as the stream's own calibration pairs (drain thread, every second).
 constexpr uint64_t kClockPairIntervalNs = 1000000000ull;
 
@@ -247,7 +250,10 @@ bool CuptiTracer::Start() {
 
   std::string error;
   if (!LoadCupti(&api_, &error)) return Fail(error);
-  uint64_t buffer_bytes = options_.pool_bytes / 16;
+  // CUPTI 13 lends one buffer per record-producing thread (CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER
+  // defaults to 1, cupti_activity.h) and each keeps it until full or flushed: the pool is carved for
+  // many threads (kTargetBuffers), not for a few big buffers. GTRACE_CUDA_BUFFER_MB stays the cap.
+  uint64_t buffer_bytes = options_.pool_bytes / kTargetBuffers;
   if (buffer_bytes < kMinBufferBytes) buffer_bytes = kMinBufferBytes;
   if (buffer_bytes > kMaxBufferBytes) buffer_bytes = kMaxBufferBytes;
   buffer_bytes &= ~uint64_t{7};
@@ -266,6 +272,7 @@ bool CuptiTracer::Start() {
   SetUpClock();
   decoder_.SetClock(clock_callback_, clock_offset_ns_);
   StartRawCapture();
+  SetBufferAttributes();
   r = api_.ActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
   if (r != CUPTI_SUCCESS) {
     return Fail(std::string("cuptiActivityRegisterCallbacks failed with ") + api_.ResultName(r, scratch, sizeof(scratch)));
@@ -325,6 +332,19 @@ bool CuptiTracer::Start() {
   return true;
 }
 
+void CuptiTracer::SetBufferAttributes() {
+  // cupti_activity.h, CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER (default 0): "CUPTI will zero out
+  // the buffer in the main thread" at every request; set to 1, "user should provide a zero value
+  // buffer". The pool hands out zeroed buffers (fresh pages, or zeroed by the drain thread on Release),
+  // so the application thread never pays for it. Set before the buffer callbacks are registered.
+  if (api_.ActivitySetAttribute == nullptr) return;
+  uint8_t on = 1;
+  size_t size = sizeof(on);
+  if (api_.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &on) == CUPTI_SUCCESS) {
+    pool_.set_zero_on_release(true);
+  }
+}
+
 void CuptiTracer::EnableKind(CUpti_ActivityKind kind, bool on) {
   CUptiResult r = on ? api_.ActivityEnable(kind) : api_.ActivityDisable(kind);
   if (r != CUPTI_SUCCESS && on) {
@@ -382,14 +402,33 @@ void CuptiTracer::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_
   NoteCurrentThreadName();
   // Buffers only while tracing (or flushing at exit); otherwise CUPTI drops whatever it still makes.
   TracerState state = GetState();
+  if (foreign_active_.load(std::memory_order_acquire)) {
+    if (CUpti_BuffersCallbackRequestFunc req = foreign_request_.load(std::memory_order_acquire)) {
+      req(buffer, size, max_records);  // the second client's block: its buffers, its records
+      return;
+    }
+  }
   uint8_t* b = state == TracerState::kActive || state == TracerState::kStopped ? pool_.Acquire() : nullptr;
   *buffer = b;
   *size = b != nullptr ? pool_.buffer_bytes() : 0;
 }
 
-void CuptiTracer::OnBufferCompleted(uint8_t* buffer, size_t valid_bytes, CUcontext context, uint32_t stream_id) {
+void CuptiTracer::OnBufferCompleted(uint8_t* buffer, size_t size, size_t valid_bytes, CUcontext context,
+                                    uint32_t stream_id) {
   if (GetState() == TracerState::kInert) return;
+  if (!pool_.Owns(buffer)) {
+    // Not gtrace's: a buffer the second client lent. Its records are gtrace's gap (counted), then it
+    // goes to the client that owns it.
+    uint64_t kernels = 0;
+    foreign_records_.fetch_add(CountRecords(buffer, valid_bytes, &kernels), std::memory_order_relaxed);
+    foreign_kernels_.fetch_add(kernels, std::memory_order_relaxed);
+    if (CUpti_BuffersCallbackCompleteFunc done = foreign_complete_.load(std::memory_order_acquire)) {
+      done(context, stream_id, buffer, size, valid_bytes);
+    }
+    return;
+  }
   BufferTag tag;
+  tag.foreign_clock = foreign_clock_.load(std::memory_order_acquire);
   if (rawcap::CaptureOn() && valid_bytes > 0) {  // its place among the captured callbacks
     if (rawcap::CaptureWriter* w = rawcap::CaptureWriter::Instance()) {
       tag.context = reinterpret_cast<uintptr_t>(context);
@@ -554,7 +593,13 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     if (capture != nullptr && tag.seq != 0) {  // written before decoding: exactly as CUPTI left it
       capture->WriteBuffer(buffer, valid, {tag.context, tag.stream_id, pool_.buffer_bytes(), tag.seq});
     }
-    decoder_.DecodeBuffer(buffer, valid, chunk);
+    if (tag.foreign_clock) {
+      // Timed on the second client's clock (TSC ticks for kineto): never read as gtrace's. Counted.
+      uint64_t kernels = 0;
+      foreign_clock_records_.fetch_add(CountRecords(buffer, valid, &kernels), std::memory_order_relaxed);
+    } else {
+      decoder_.DecodeBuffer(buffer, valid, chunk);
+    }
     pool_.Release(buffer);
   }
   // Stream fields take the stream clock (ticks on a TSC stream); `now` (CLOCK_MONOTONIC) times the
@@ -573,6 +618,7 @@ void CuptiTracer::Emit(ChunkBuilder* chunk, uint64_t session_id) {
     if (final) capture->Finish();  // after the last buffers and drop count of the forced flush
   }
   decoder_.EmitPending(chunk, stream_now);
+  ReportForeign(now);
   uint64_t declined = pool_.declined();
   if (declined != declined_reported_) {
     if (declined_reported_ == 0) {  // one line for the user; the counts go to the stream

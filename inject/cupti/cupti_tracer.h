@@ -65,7 +65,15 @@ class CuptiTracer {
 
   // CUPTI buffer callbacks (any thread).
   void OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
-  void OnBufferCompleted(uint8_t* buffer, size_t valid_bytes, CUcontext context, uint32_t stream_id);
+  void OnBufferCompleted(uint8_t* buffer, size_t size, size_t valid_bytes, CUcontext context, uint32_t stream_id);
+  // A second CUPTI client in the process (kineto for torch.profiler) calling the process-wide activity
+  // API (foreign_client.cc interposes these names). Each returns true when it handled the call (its
+  // result in *result); false: forward it to CUPTI unchanged. Application threads, no gtrace lock.
+  bool OnForeignRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request, CUpti_BuffersCallbackCompleteFunc complete,
+                                  CUptiResult* result);
+  bool OnForeignTimestampCallback(CUpti_TimestampCallbackFunc func, CUptiResult* result);
+  bool OnForeignDisable(CUpti_ActivityKind kind, CUptiResult* result);
+  void AfterForeignFlush();
   // API/resource callbacks that need the tracer (slow paths).
   void OnGraphLaunch(uint32_t correlation_id, const void* graph_exec);
   void OnGraphResource(uint32_t cbid, const void* resource_data);
@@ -98,6 +106,11 @@ class CuptiTracer {
   };
   bool ReadCuptiClock(CuptiClockReading* out);
   void WriteClockPair(ChunkBuilder* chunk, const CuptiClockReading& pair);
+  void SetBufferAttributes();
+  void TakeOverFromForeign();     // the second client's block begins (any thread)
+  void ReleaseForeign();          // it ends: buffers and clock back to gtrace
+  void ReportForeign(uint64_t now_ns);  // drain thread
+  uint64_t CountRecords(uint8_t* buffer, size_t valid_bytes, uint64_t* kernels);
   void EnableKind(CUpti_ActivityKind kind, bool on);
   void EnableWindowCallbacks(bool on);
   void ApplyWindow(bool open);
@@ -138,6 +151,21 @@ class CuptiTracer {
   uint64_t flush_interval_ns_ = 500000000ull;
   uint64_t info_session_ = 0;       // drain thread: session that got CudaTraceInfo
   uint64_t declined_reported_ = 0;  // drain thread
+  // The second CUPTI client (issue 29). gtrace keeps CUPTI's one registration of buffer callbacks and
+  // hands the client's buffers through: while it is active its request function lends buffers, every
+  // buffer that is not gtrace's goes to its completion function (counted: those records are gtrace's
+  // gap), and gtrace's own buffers completed on its clock are not decoded (counted).
+  std::atomic<CUpti_BuffersCallbackRequestFunc> foreign_request_{nullptr};
+  std::atomic<CUpti_BuffersCallbackCompleteFunc> foreign_complete_{nullptr};
+  std::atomic<bool> foreign_active_{false};
+  std::atomic<bool> foreign_clock_{false};
+  std::atomic<bool> foreign_release_pending_{false};
+  std::atomic<uint32_t> foreign_blocks_{0};
+  std::atomic<uint64_t> foreign_since_ns_{0}, foreign_until_ns_{0};
+  std::atomic<uint64_t> foreign_records_{0}, foreign_kernels_{0}, foreign_clock_records_{0};
+  std::atomic<bool> foreign_taking_{false};
+  uint32_t foreign_reported_blocks_ = 0;  // drain thread
+  uint64_t foreign_release_seen_ns_ = 0;  // drain thread: when it first saw a pending release
 };
 
 }  // namespace gt::cupti

@@ -33,6 +33,9 @@ struct Buffer {
   }
 };
 Buffer* g_buffer = nullptr;
+// Index of a record the walk reports as CUPTI_ERROR_INVALID_KIND ("record is either incomplete or
+// invalid", cupti_activity.h 7586), as real CUPTI can; SIZE_MAX: none.
+size_t g_invalid_at = SIZE_MAX;
 
 CUptiResult CUPTIAPI TestNextRecord(uint8_t* buffer, size_t, CUpti_Activity** record) {
   size_t next = 0;
@@ -42,6 +45,7 @@ CUptiResult CUPTIAPI TestNextRecord(uint8_t* buffer, size_t, CUpti_Activity** re
                                g_buffer->offsets.begin());
   }
   if (next >= g_buffer->offsets.size()) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  if (next == g_invalid_at) return CUPTI_ERROR_INVALID_KIND;
   *record = reinterpret_cast<CUpti_Activity*>(buffer + g_buffer->offsets[next]);
   return CUPTI_SUCCESS;
 }
@@ -361,6 +365,24 @@ TEST_F(DecoderTest, CuptiClockOffsetIsSubtractedWithoutTheTimestampCallback) {
   ASSERT_EQ(chunks[0].cuda_api_calls_size(), 1);
   EXPECT_EQ(chunks[0].cuda_api_calls(0).start_delta_ns(), 4000000);
   EXPECT_EQ(chunks[0].cuda_api_calls(0).duration_ns(), 300u);
+}
+
+// Issue 29 item 6: a walk that ends on an error loses the rest of the buffer; that is counted.
+TEST_F(DecoderTest, WalkErrorCountsTheBufferAndItsUnreadBytes) {
+  CUpti_ActivityDevice5 d;
+  std::memset(&d, 0, sizeof(d));
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.name = "NVIDIA H100";
+  buffer_.Add(d);
+  buffer_.Add(d);
+  buffer_.Add(d);
+  g_invalid_at = 1;
+  std::vector<schema::Chunk> chunks = Decode();
+  g_invalid_at = SIZE_MAX;
+  ASSERT_EQ(chunks[0].cuda_record_losses_size(), 1);
+  EXPECT_EQ(chunks[0].cuda_record_losses(0).walk_error_buffers(), 1u);
+  EXPECT_EQ(chunks[0].cuda_record_losses(0).walk_error_bytes(), buffer_.bytes.size() - buffer_.offsets[0]);
+  EXPECT_EQ(decoder_.records_decoded(), 1u);
 }
 
 TEST_F(DecoderTest, DevicesOncePerSessionAndUnknownKindsCounted) {

@@ -2,7 +2,10 @@
 // drain thread in completion order.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -70,6 +73,31 @@ TEST(CuptiBufferPool, IgnoresForeignAndEmptyBuffers) {
   CuptiBufferPool bad;
   EXPECT_FALSE(bad.Init(1001, 2));           // records need 8-byte alignment
   EXPECT_FALSE(bad.Init(1024, CuptiBufferPool::kMaxBuffers + 1));
+}
+
+// Issue 29: with CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER = 1 the client promises zeroed buffers;
+// the pool keeps it on the drain thread: a released buffer is all zero again, bytes past valid_bytes too.
+TEST(CuptiBufferPool, ZeroOnReleaseHandsOutZeroedBuffers) {
+  CuptiBufferPool pool;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  ASSERT_TRUE(pool.Init(4 * page, 1));
+  pool.set_zero_on_release(true);
+  uint8_t* a = pool.Acquire();
+  ASSERT_NE(a, nullptr);
+  for (size_t i = 0; i < 4 * page; ++i) EXPECT_EQ(a[i], 0) << i;  // fresh pages
+  std::memset(a, 0xab, 100);
+  a[2 * page + 5] = 0xcd;  // past valid_bytes: CUPTI may write there
+  a[4 * page - 1] = 0xef;
+  ASSERT_TRUE(pool.Complete(a, 100));
+  size_t valid = 0;
+  ASSERT_EQ(pool.NextCompleted(&valid), a);
+  EXPECT_EQ(valid, 100u);
+  pool.Release(a);
+  uint8_t* b = pool.Acquire();
+  ASSERT_EQ(b, a);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < 4 * page; ++i) nonzero += b[i] != 0;
+  EXPECT_EQ(nonzero, 0u);
 }
 
 // Many producer threads (CUPTI's per-thread buffer requests) against one consumer (the drain

@@ -114,7 +114,7 @@ TEST(CudaDrops, DeclinedBuffersAndCuptiDropsAreCounted) {
   // thread and 15 of the 20 workers get one, 5 workers x 5 calls are dropped.
   CudaRun r = RunTraced(dir, {"threads", "20", "5"}, {{"GTRACE_CUDA_BUFFER_MB", "1"}, {"GTRACE_FLUSH_MS", "60000"}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
-  EXPECT_EQ(r.run.out, "declined records: 25\n");
+  EXPECT_EQ(r.run.out, "declined records: 25\nbuffers zeroed on app threads: 0\n");
   EXPECT_EQ(GtraceLines(r.run.err),
             (std::vector<std::string>{"gtrace: CUPTI buffer pool exhausted: all 16 buffers of 64 KiB in use; CUPTI drops "
                                       "records until buffers come back (raise GTRACE_CUDA_BUFFER_MB)"}));
@@ -130,6 +130,26 @@ TEST(CudaDrops, DeclinedBuffersAndCuptiDropsAreCounted) {
             25);
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:DROPPED_RECORDS'"), "25");
   EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:CUPTI_BUFFERS'"), "16 x 65536 B");
+}
+
+// Issue 29: CUPTI 13 lends one buffer per record-producing thread (PER_THREAD_ACTIVITY_BUFFER defaults
+// to 1) and keeps it until it is full or flushed. 32 CUDA threads within one flush interval at default
+// settings: every thread gets a buffer, no record is lost, and no buffer is zeroed on an application
+// thread (gtrace sets ZEROED_OUT_ACTIVITY_BUFFER and zeroes returned buffers on its drain thread).
+TEST(CudaDrops, ThirtyTwoCudaThreadsLoseNothingAtDefaultSettings) {
+  TempDir dir;
+  CudaRun r = RunTraced(dir, {"threads", "32", "50"}, {{"GTRACE_FLUSH_MS", "60000"}});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  EXPECT_EQ(r.run.out, "declined records: 0\nbuffers zeroed on app threads: 0\n");
+  EXPECT_EQ(r.run.err.find("VIOLATION"), std::string::npos) << r.run.err;
+  EXPECT_EQ(GtraceLines(r.run.err), std::vector<std::string>{});
+  ASSERT_FALSE(r.db.empty()) << r.export_err;
+  Db db(r.db);
+  EXPECT_EQ(db.Int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 32 * 50 + 1);
+  EXPECT_EQ(db.Int("SELECT count(DISTINCT globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 33);
+  // No diagnostic at all (the table exists only when there is one), so no drop or decline report.
+  EXPECT_EQ(db.Int("SELECT count(*) FROM sqlite_master WHERE name = 'DIAGNOSTIC_EVENT'"), 0);
+  EXPECT_EQ(db.Text("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:CUPTI_BUFFERS'"), "256 x 262144 B");
 }
 
 TEST(CudaLoad, ProcessWithoutCudaNeverLoadsCupti) {

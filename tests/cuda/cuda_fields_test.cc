@@ -339,6 +339,8 @@ TEST(CudaFields, MessageFieldsMatchDescriptor) {
     EXPECT_FIELD(CudaRecordLoss, "ts_ns", f::kTsNs);
     EXPECT_FIELD(CudaRecordLoss, "incomplete_records", f::kIncompleteRecords);
     EXPECT_FIELD(CudaRecordLoss, "unknown_kind_records", f::kUnknownKindRecords);
+    EXPECT_FIELD(CudaRecordLoss, "walk_error_buffers", f::kWalkErrorBuffers);
+    EXPECT_FIELD(CudaRecordLoss, "walk_error_bytes", f::kWalkErrorBytes);
   }
   {
     EXPECT_FIELD(CudaKernelConfig, "id", field::cuda_kernel_config::kId);

@@ -208,6 +208,29 @@ bool CheckProcess(const char* function) {
   return false;
 }
 
+// What CUPTI does with a buffer the client just handed it (caller holds S().mu). cupti_activity.h
+// (CUDA 13.0) lines 7134-7137, CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER: "If the value of this
+// attribute is zero, CUPTI will initialize the user buffer received in the
+// CUpti_BuffersCallbackRequestFunc to zero before filling it ... CUPTI will zero out the buffer in the
+// main thread"; lines 7128-7132: when non-zero "user should provide a zero value buffer". The fake
+// zeroes on the requesting (application) thread and counts it ("zeroed-on-app-thread"), or, with the
+// attribute set, checks the client kept its promise ("VIOLATION non-zero buffer" otherwise).
+void PrepareRequestedBuffer(uint8_t* data, size_t bytes) {
+  State& s = S();
+  if (s.zeroed_out_buffers == 0) {
+    std::memset(data, 0, bytes);
+    ++s.calls["zeroed-on-app-thread"];
+    return;
+  }
+  for (size_t i = 0; i < bytes; ++i) {
+    if (data[i] != 0) {
+      std::fprintf(stderr, "fake-cupti: VIOLATION non-zero buffer handed over with ZEROED_OUT_ACTIVITY_BUFFER=1\n");
+      Log("VIOLATION non-zero buffer with ZEROED_OUT_ACTIVITY_BUFFER=1");
+      break;
+    }
+  }
+}
+
 void Append(const void* record, size_t size) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -228,6 +251,7 @@ void Append(const void* record, size_t size) {
       s.buffers.erase(Tid());
       return;
     }
+    PrepareRequestedBuffer(data, bytes);
     b.data = data;
     b.size = bytes;
     b.used = 0;
@@ -358,6 +382,14 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
   return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+// The activity API is process-wide, outside the one-subscriber rule (issue 29): CUPTI keeps ONE pair
+// of buffer callbacks (cupti_activity.h 7649-7668: the function "registers two callback functions",
+// no subscriber handle), so a second client in the process (kineto) registering replaces gtrace's:
+// last caller wins, and every buffer CUPTI completes afterwards, the ones gtrace lent included, goes
+// to the new pair. Likewise one timestamp callback (8136-8150: changing it mid-session re-times
+// later records) and one set of enabled kinds: cuptiActivityDisable (7464-7477, no subscriber
+// argument) switches a kind off for every client. The fake models exactly that with S().request/
+// complete/timestamp/kinds.
 CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                                     CUpti_BuffersCallbackCompleteFunc complete) {
   fake::Count("cuptiActivityRegisterCallbacks");
@@ -463,8 +495,18 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) {
+// The two buffer attributes the fake models (see PrepareRequestedBuffer); others are accepted and ignored.
+// cupti_activity.h 7125-7126: ZEROED_OUT_ACTIVITY_BUFFER's "value is a uint8_t"; 7201-7211:
+// PER_THREAD_ACTIVITY_BUFFER is a uint8_t, "default value is 1", set before cuptiActivityRegisterCallbacks.
+CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t* size, void* value) {
   fake::Count("cuptiActivitySetAttribute");
+  if (size == nullptr || value == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  std::lock_guard<std::mutex> lock(S().mu);
+  if (attr == CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER || attr == CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER) {
+    if (*size != sizeof(uint8_t)) return CUPTI_ERROR_INVALID_PARAMETER;
+    uint8_t v = *static_cast<uint8_t*>(value);
+    (attr == CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER ? S().zeroed_out_buffers : S().per_thread_buffers) = v;
+  }
   return CUPTI_SUCCESS;
 }
 

@@ -55,6 +55,11 @@ struct State {
   std::set<std::string> names;  // stable storage for name pointers in records
   std::map<std::string, uint64_t> calls;
   uint32_t graph_execs = 0;  // instantiated so far (GRAPH_TRACE enabled after one: see cuptiActivityEnable)
+  // cuptiActivitySetAttribute (fake_cupti.cc, PrepareRequestedBuffer): CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER
+  // (default 0: CUPTI zeroes each requested buffer on the requesting thread) and
+  // CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER (default 1).
+  uint8_t zeroed_out_buffers = 0;
+  uint8_t per_thread_buffers = 1;
 };
 
 State& S();

@@ -11,6 +11,9 @@ allowed="$allowed gtrace_api_version gtrace_api_start gtrace_api_stop gtrace_api
 # Issue 14: exactly these libc entry points, every one of them (a missing one loses data silently).
 interposed="_exit _Exit abort execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp"
 allowed="$allowed $interposed"
+# Issue 29: the process-wide CUPTI activity calls a second CUPTI client (kineto) makes.
+cupti="cuptiActivityRegisterCallbacks cuptiActivityRegisterTimestampCallback cuptiActivityDisable cuptiActivityFlushAll"
+allowed="$allowed $cupti"
 # Issue 18: the libc calls OS runtime tracing interposes (inject/osrt/osrt_functions.h), exactly these.
 osrt="pthread_mutex_lock pthread_mutex_timedlock pthread_mutex_clocklock pthread_rwlock_rdlock"
 osrt="$osrt pthread_rwlock_wrlock pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock"
@@ -28,7 +31,7 @@ bad=0
 for s in $exported; do
   case " $allowed " in *" $s "*) ;; *) echo "unexpected exported symbol: $s"; bad=1 ;; esac
 done
-for s in InitializeInjectionNvtx2 InitializeInjectionNvtxExtension gtrace_api_version gtrace_api_step $interposed $osrt; do
+for s in InitializeInjectionNvtx2 InitializeInjectionNvtxExtension gtrace_api_version gtrace_api_step $interposed $cupti $osrt; do
   grep -qx "$s" <<<"$exported" || { echo "missing entry point: $s"; bad=1; }
 done
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')

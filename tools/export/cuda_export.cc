@@ -207,6 +207,12 @@ class CudaExport final : public ExportModule {
         std::string text = std::to_string(l.unknown_kind_records()) + " CUPTI records of kinds gtrace does not decode";
         if (!(st = Diagnostic(ctx, s, s.ToSessionNs(l.ts_ns()), 1, text)).ok()) return st;
       }
+      if (l.walk_error_buffers() != 0) {
+        std::string text = "gtrace lost the rest of " + std::to_string(l.walk_error_buffers()) + " CUPTI buffer(s) (" +
+                           std::to_string(l.walk_error_bytes()) +
+                           " bytes): cuptiActivityGetNextRecord reported an incomplete or invalid record";
+        if (!(st = Diagnostic(ctx, s, s.ToSessionNs(l.ts_ns()), 2, text)).ok()) return st;
+      }
     }
     return Status::Ok();
   }

@@ -249,6 +249,8 @@ inline constexpr CudaFieldDestination kCudaFieldMap[] = {
     {"CudaRecordLoss", "ts_ns", "DIAGNOSTIC_EVENT.timestamp"},
     {"CudaRecordLoss", "incomplete_records", "DIAGNOSTIC_EVENT.text, META_DATA_CAPTURE PROCESS_n:DROPPED_RECORDS"},
     {"CudaRecordLoss", "unknown_kind_records", "DIAGNOSTIC_EVENT.text"},
+    {"CudaRecordLoss", "walk_error_buffers", "DIAGNOSTIC_EVENT.text"},
+    {"CudaRecordLoss", "walk_error_bytes", "DIAGNOSTIC_EVENT.text"},
 
     // Compact records: the stream reader expands them into CudaKernel / CudaApiCall messages
     // (tools/stream/cuda_compact.h), which are mapped above.

@@ -21,6 +21,12 @@
 //                     call and exits 0; the parent waits, launches "parent_after".
 //   threads N K       N threads start together and each makes K cudaLaunchKernel calls.
 //   exit <code>       NVTX range "alive" + one kernel, then exit with <code>.
+//   second-client K   20 steps of K launches of kernel "step<i>"; during steps 10-12 a second CUPTI
+//                     client in the process (as kineto for torch.profiler) owns the activity API:
+//                     it registers its own buffer callbacks and a TSC-like timestamp callback
+//                     (3 ticks per ns), enables kernels, copies, memsets, runtime, driver, sync and
+//                     overhead, and at its stop disables all of them and flushes. Prints launches,
+//                     the kernels the second client received, and the kernels launched after it.
 #include <nvtx3/nvToolsExt.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -33,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -323,6 +330,74 @@ int Threads(int n, int k) {
   for (std::thread& t : threads) t.join();
   (void)ctx;
   std::printf("declined records: %llu\n", static_cast<unsigned long long>(fake_RecordsDeclined()));
+  std::printf("buffers zeroed on app threads: %llu\n",
+              static_cast<unsigned long long>(fake_CallCount("zeroed-on-app-thread")));
+  return 0;
+}
+
+// The second CUPTI client (kineto's CuptiActivityApi shape), calling CUPTI through its exported names.
+namespace second_client {
+std::atomic<uint64_t> kernels{0}, buffers_not_ours{0};
+std::mutex mu;
+std::vector<uint8_t*> own;
+uint64_t CUPTIAPI Tsc() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec)) * 3;
+}
+void CUPTIAPI Request(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 256 << 10;
+  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+  *max_records = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  own.push_back(*buffer);
+}
+void CUPTIAPI Complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* r = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) kernels.fetch_add(1);
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  for (uint8_t*& b : own) {
+    if (b == buffer) {
+      free(b);
+      b = nullptr;
+      return;
+    }
+  }
+  buffers_not_ours.fetch_add(1);  // a buffer gtrace lent: never freed here
+}
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
+                                         CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                         CUPTI_ACTIVITY_KIND_OVERHEAD};
+void Start() {
+  cuptiActivityRegisterCallbacks(&Request, &Complete);
+  cuptiActivityRegisterTimestampCallback(&Tsc);
+  for (CUpti_ActivityKind k : kKinds) cuptiActivityEnable(k);
+}
+void Stop() {
+  for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+  cuptiActivityFlushAll(0);
+}
+}  // namespace second_client
+
+int SecondClient(int k) {
+  uint32_t s = 0;
+  uint32_t ctx = Setup(&s);
+  uint64_t launches = 0, after = 0;
+  for (int step = 0; step < 20; ++step) {
+    if (step == 10) second_client::Start();
+    if (step == 13) second_client::Stop();
+    std::string name = "step" + std::to_string(step);  // the fake copies kernel names
+    for (int i = 0; i < k; ++i) Launch(ctx, s, name.c_str(), 1000);
+    launches += static_cast<uint64_t>(k);
+    if (step >= 13) after += static_cast<uint64_t>(k);
+  }
+  std::printf("launches %llu\nsecond_client_kernels %llu\nkernels_after_second_client %llu\n",
+              static_cast<unsigned long long>(launches),
+              static_cast<unsigned long long>(second_client::kernels.load()),
+              static_cast<unsigned long long>(after));
   return 0;
 }
 
@@ -349,6 +424,7 @@ int main(int argc, char** argv) {
   if (scenario == "ranged") return Ranged();
   if (scenario == "fork") return Fork();
   if (scenario == "threads") return Threads(a, b);
+  if (scenario == "second-client") return SecondClient(a);
   if (scenario == "exit") return Exit(a);
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 2;
