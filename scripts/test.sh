@@ -33,7 +33,8 @@ bash scripts/setup.sh
 # setup.sh installs ccache; a cache outside the clone makes a second run (and every later clone) warm.
 . scripts/ccache-env.sh
 stage layering bash scripts/check_layering.sh
-stage configure cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${GT_CMAKE_LAUNCHERS[@]}" >/dev/null
+configure() { cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${GT_CMAKE_LAUNCHERS[@]}" >/dev/null; }
+stage configure configure
 stage build cmake --build "$BUILD_DIR" -j"$JOBS"
 stage test bash -c "cd '$BUILD_DIR' && ctest --output-on-failure -j'$JOBS' --label-exclude gpu"
 if [ "${GT_QUICK:-0}" != 1 ]; then
