@@ -41,7 +41,7 @@ int PerfEventFds() {
   if (d == nullptr)
     return 0;
   int n = 0;
-  char path[64], target[64];
+  char path[300], target[64];  // d_name is at most 255 bytes
   while (dirent* e = readdir(d)) {
     std::snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
     ssize_t len = readlink(path, target, sizeof target - 1);
