@@ -13,14 +13,20 @@ B=build-fuzz
 . scripts/ccache-env.sh
 cmake -S . -B $B "${GT_CMAKE_LAUNCHERS[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGT_BUILD_FUZZERS=ON \
   -DGT_SANITIZE=address -DGT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build $B -j"$(nproc)" --target fuzz_stream fuzz_nvtx_record gtrace nvtx_threads >/dev/null
+# The seeds come from the plain build when it is there (scripts/test.sh built it): the clang tree then
+# compiles only the two targets and what they link, not the library and the NVTX sample again.
+S=${SEED_BUILD:-build}
+targets=(fuzz_stream fuzz_nvtx_record)
+if [ ! -x "$S/bin/nvtx_threads" ] || [ ! -f "$S/lib/libgtrace.so" ]; then S=$B; targets+=(nvtx_threads gtrace); fi
+cmake --build $B -j"$(nproc)" --target "${targets[@]}" >/dev/null
 mkdir -p $B/corpus/stream $B/corpus/nvtx_record $B/seeds $B/artifacts
 if [ -z "$(ls -A $B/seeds)" ]; then
   for n in 1 2; do
     ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 GTRACE_OUTPUT="$PWD/$B/seeds/seed-$n" \
-      LD_PRELOAD="$PWD/$B/lib/libgtrace.so" $B/bin/nvtx_threads --threads $n --iterations 2 --work-us 10 >/dev/null
+      LD_PRELOAD="$PWD/$S/lib/libgtrace.so" $S/bin/nvtx_threads --threads $n --iterations 2 --work-us 10 >/dev/null
   done
 fi
+if [ -z "$(ls -A $B/seeds)" ]; then echo "fuzz: no seed streams written in $B/seeds"; exit 1; fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
 for t in fuzz_stream fuzz_nvtx_record; do
