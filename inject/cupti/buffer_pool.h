@@ -54,6 +54,7 @@ class CuptiBufferPool {
   uint8_t* NextCompleted(size_t* valid_bytes, BufferTag* tag = nullptr);
   void Release(uint8_t* buffer);
   void set_zero_on_release(bool on) { zero_on_release_ = on; }  // before the first Acquire
+  bool zero_on_release() const { return zero_on_release_; }
 
   bool Owns(const uint8_t* buffer) const { return IndexOf(buffer) >= 0; }
   uint64_t declined() const { return declined_.load(std::memory_order_relaxed); }

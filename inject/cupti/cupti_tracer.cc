@@ -405,6 +405,10 @@ void CuptiTracer::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_
   if (foreign_active_.load(std::memory_order_acquire)) {
     if (CUpti_BuffersCallbackRequestFunc req = foreign_request_.load(std::memory_order_acquire)) {
       req(buffer, size, max_records);  // the second client's block: its buffers, its records
+      // gtrace promised CUPTI zeroed buffers (SetBufferAttributes) for the whole process; the client
+      // never made that promise and hands over what its allocator gives (kineto: aligned_alloc). Zero
+      // it here, on the requesting thread, as CUPTI itself would without the attribute.
+      if (pool_.zero_on_release() && *buffer != nullptr && *size > 0) std::memset(*buffer, 0, *size);
       return;
     }
   }

@@ -348,6 +348,10 @@ uint64_t CUPTIAPI Tsc() {
 void CUPTIAPI Request(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = 256 << 10;
   *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+  // kineto hands CUPTI aligned_alloc'd memory as it comes: recycled heap, not zeroes (and CUPTI zeroes
+  // it unless someone set ZEROED_OUT_ACTIVITY_BUFFER). Fresh mmap'd memory would hide that here, ASan's
+  // allocator did not: dirty it as a reused block would be.
+  std::memset(*buffer, 0xa5, *size);
   *max_records = 0;
   std::lock_guard<std::mutex> lock(mu);
   own.push_back(*buffer);
