@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -76,12 +75,12 @@ struct Session {
   Config config;
   ProcessInfo info;
   StreamWriter writer;
+  bool reopen_reported = false;    // drain thread only
+  bool recreate_reported = false;  // drain thread only
   std::unique_ptr<Drainer> drainer;
   uint64_t id = 0;
   uint32_t pid = 0;
   pthread_t thread{};
-  int wake_read = -1;
-  int wake_write = -1;
   std::atomic<uint32_t> flush_requested{0};  // futex word: tickets handed out
   std::atomic<uint32_t> flush_done{0};       // futex word: last ticket served
   std::atomic<bool> stop{false};
@@ -124,10 +123,12 @@ struct sigaction g_old_actions[NSIG];
 bool g_untraced_until_exec = false;  // this process was forked and must not record until it execs
 bool g_forked_without_exec = false;  // this image was forked from a gtrace-active parent (stream header)
 std::atomic<bool> g_declined{false};
-// The running session's wake pipe (write end) for PokeDrainThread; -1 when none (a forked child
-// before its own session). The pipe is never closed once a session started, so a stale value only
-// makes a harmless write.
-std::atomic<int> g_drain_wake_fd{-1};  // DeclineSessions: a second copy of the library never records
+// The drain thread's wake word: bumped and futex-woken by Wake/PokeDrainThread, waited on by
+// DrainMain. A futex and not a pipe: no descriptor an application could close or dup2 its own file
+// over (issue 28, item 1). g_drain_armed: a drain thread runs in this process (false in a forked
+// child before its own session, and in a second copy of the library, which never records).
+std::atomic<uint32_t> g_drain_wake{0};
+std::atomic<bool> g_drain_armed{false};
 bool g_installed[NSIG];
 
 const char* GetEnv(const char* name) { return ::getenv(name); }
@@ -154,11 +155,13 @@ bool WaitForTicket(Session* s, uint32_t ticket, uint32_t timeout_ms) {
   }
 }
 
-void Wake(Session* s) {
-  char c = 1;
-  ssize_t r = ::write(s->wake_write, &c, 1);  // a full pipe already means "wake up"
-  (void)r;
+// Async-signal-safe (an atomic and one futex call): termination handlers wake the drain thread too.
+void WakeDrain() {
+  g_drain_wake.fetch_add(1, std::memory_order_release);
+  Futex(&g_drain_wake, FUTEX_WAKE_PRIVATE, 1, nullptr);
 }
+
+void Wake(Session*) { WakeDrain(); }
 
 uint32_t RequestTicket(Session* s) {
   uint32_t ticket = s->flush_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -193,6 +196,17 @@ void WriteOutput(Session* s) {
     // every later loss is still counted in the stream.
   }
   s->records_at_last_write = records;
+  // The application took the stream's descriptor or deleted its file, and the writer recovered
+  // (collector/stream_writer.h): once each per session, so the user knows why it happened.
+  if (s->writer.reopened() > 0 && !s->reopen_reported) {
+    s->reopen_reported = true;
+    PrintLine("the application closed or replaced gtrace's stream descriptor (closefrom/dup2); reopened " +
+              s->writer.path() + ", nothing lost");
+  }
+  if (s->writer.recreated() > 0 && !s->recreate_reported) {
+    s->recreate_reported = true;
+    PrintLine(s->writer.path() + " was deleted while the process ran; written again from gtrace's descriptor");
+  }
 }
 
 void FlushDiagnostics(Session* s) {
@@ -309,16 +323,15 @@ void* DrainMain(void* arg) {
   s->drainer->EmitClockSnapshot();
   TimedWrite(s);
   s->thread_started.store(true, std::memory_order_release);
+  uint32_t wake_seen = g_drain_wake.load(std::memory_order_acquire);
   while (true) {
     // Woken by flush requests, end marks, and producers whose ring crossed its high-water mark
     // (PokeDrainThread); otherwise every 10 ms, which also serves CUPTI's bounded buffer pool and
     // frees the rings of exited threads. Writes to the file still wait for GTRACE_FLUSH_MS or
-    // 256 KiB of output.
-    pollfd p{s->wake_read, POLLIN, 0};
-    ::poll(&p, 1, 10);
-    char sink[64];
-    while (::read(s->wake_read, sink, sizeof(sink)) > 0) {
-    }
+    // 256 KiB of output. A wake during the last round changed the word: no wait then.
+    timespec ten_ms{0, 10000000};
+    Futex(&g_drain_wake, FUTEX_WAIT_PRIVATE, wake_seen, &ten_ms);
+    wake_seen = g_drain_wake.load(std::memory_order_acquire);
     uint32_t ticket = s->flush_requested.load(std::memory_order_acquire);
     int term = s->terminate_signal.load(std::memory_order_acquire);
     bool stopping = s->stop.load(std::memory_order_acquire) || term != 0;
@@ -524,7 +537,7 @@ void ForkChild() {
   if (!trace_child) g_untraced_until_exec = true;
   g_forked_without_exec = true;
   g_session.store(nullptr, std::memory_order_release);
-  g_drain_wake_fd.store(-1, std::memory_order_relaxed);  // the parent's drain thread is not here
+  g_drain_armed.store(false, std::memory_order_relaxed);  // the parent's drain thread is not here
   SetFullRingPolicy(FullRingPolicy::kDrop);  // until the child's own session starts its drain thread
   g_failed_pid.store(trace_child ? 0 : static_cast<uint32_t>(::getpid()), std::memory_order_relaxed);
   if (!trace_child) g_enabled_sources.store(0, std::memory_order_relaxed);
@@ -609,13 +622,6 @@ Session* StartSession() {
   if (!s->config.manifest_path.empty() && !AppendManifest(s->config.manifest_path, s->writer.path())) {
     PrintLine("cannot append to GTRACE_MANIFEST " + s->config.manifest_path);
   }
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    PrintLine(std::string("cannot create a pipe: ") + strerror(errno) + "; tracing disabled");
-    return nullptr;
-  }
-  s->wake_read = fds[0];
-  s->wake_write = fds[1];
   s->drainer = std::make_unique<Drainer>(g_pool, s->id);
   // The drain thread blocks every signal, so handlers run on application threads only.
   sigset_t all, old;
@@ -625,11 +631,9 @@ Session* StartSession() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (rc != 0) {
     PrintLine(std::string("cannot start the writer thread: ") + strerror(rc) + "; tracing disabled");
-    ::close(fds[0]);
-    ::close(fds[1]);
     return nullptr;
   }
-  g_drain_wake_fd.store(fds[1], std::memory_order_relaxed);  // only now: never a closed (reused) fd
+  g_drain_armed.store(true, std::memory_order_relaxed);
   // Full rings wait for the drain thread only while one runs (collector/full_ring_wait.h).
   SetFullRingPolicy(s->config.full_ring_wait ? FullRingPolicy::kWait : FullRingPolicy::kDrop);
   // Wait (once, at most 200 ms) until the drain thread is past its start-up allocations. An
@@ -862,16 +866,11 @@ void EndSession(const char* reason) {
 }
 
 void PokeDrainThread() {
-  int fd = g_drain_wake_fd.load(std::memory_order_relaxed);
-  if (fd < 0) return;
-  // One syscall per high-water crossing (not per record): the price of not dropping. The pipe is
-  // non-blocking, and a full pipe already means "wake up".
+  if (!g_drain_armed.load(std::memory_order_relaxed)) return;
+  // One syscall per high-water crossing (not per record): the price of not dropping. A raw futex
+  // call, which gtrace's OS-runtime interposers (inject/osrt) never see as the application's.
   int saved_errno = errno;
-  char c = 2;
-  // The raw system call: libc's write may be gtrace's own OS-runtime interposer (inject/osrt),
-  // which would record this write of ours as the application's.
-  long r = ::syscall(SYS_write, fd, &c, 1);
-  (void)r;
+  WakeDrain();
   errno = saved_errno;
 }
 

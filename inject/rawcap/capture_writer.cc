@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collector/clock.h"
+#include "collector/high_fd.h"
 
 namespace gt::rawcap {
 
@@ -116,6 +117,7 @@ bool CaptureWriter::Open(const std::string& dir, std::string* error) {
     *error = "cannot create " + path_ + ": " + strerror(errno);
     return false;
   }
+  fd_ = MoveFdHigh(fd_);  // out of the range applications dup2 over (collector/high_fd.h)
   uint8_t header[kCaptureHeaderBytes];
   std::memcpy(header, kCaptureMagic, 8);
   std::memcpy(header + 8, &kCaptureVersion, 4);

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "collector/clock.h"
+#include "collector/high_fd.h"
 #include "collector/process_info.h"
 #include "collector/schema_fields.h"
 #include "collector/session.h"
@@ -104,6 +105,7 @@ void NcclCapture::StartFromEnv() {
                          0)) == MAP_FAILED) {
     error = "cannot reserve memory for the NCCL call log";
   } else {
+    c->fd_ = MoveFdHigh(c->fd_);  // out of the range applications dup2 over (collector/high_fd.h)
     c->log_ = static_cast<Slot*>(mem);
     c->ready_ = reinterpret_cast<std::atomic<uint32_t>*>(static_cast<uint8_t*>(mem) + log_bytes);  // zero pages
     uint8_t header[kCaptureHeaderBytes];

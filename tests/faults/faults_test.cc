@@ -9,6 +9,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -106,6 +107,77 @@ TEST(Faults, SixtyFourThreadsForTenSeconds) {
   }
   RunResult e = RunProgram({test::CliPath(), "export", streams[0]});
   EXPECT_EQ(e.exit_code, 0) << e.err;
+}
+
+// Issue 28, items 1 and 7: the application owns its descriptor table. Whatever it does to fds
+// 3..limit (dup2 its log over them, close them all) or to the stream file (deleted by a cleanup
+// job), its own file gets only its own bytes and the stream keeps every range, complete.
+struct Takeover {
+  RunResult run;
+  Content stream;
+  std::string log;
+};
+
+Takeover RunTakeover(const TempDir& dir, const std::string& mode, const std::string& arg) {
+  RunOptions o = test::TracedRun(dir, "takeover");
+  o.env["GTRACE_FLUSH_MS"] = "50";
+  Takeover t;
+  t.run = RunProgram({test::SamplePath("fd_takeover"), mode, arg}, o);
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  if (streams.size() == 1) t.stream = Read(streams[0]);
+  if (access(dir.File("app.log").c_str(), F_OK) == 0) t.log = test::ReadFile(dir.File("app.log"));
+  return t;
+}
+
+void ExpectEveryRange(const Takeover& t) {
+  ASSERT_TRUE(t.stream.read_ok);
+  EXPECT_TRUE(t.stream.complete);
+  EXPECT_EQ(t.stream.thread_drops, 0u);
+  EXPECT_EQ(std::count(t.stream.pushed.begin(), t.stream.pushed.end(), "before"), 500);
+  EXPECT_EQ(std::count(t.stream.pushed.begin(), t.stream.pushed.end(), "after"), 500);
+  EXPECT_EQ(t.stream.pushed.size(), 1000u);
+}
+
+TEST(Faults, LogDup2edOverLowFdsGetsOnlyTheApplicationsLines) {
+  TempDir dir;
+  Takeover t = RunTakeover(dir, "low", dir.File("app.log"));
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  EXPECT_EQ(t.run.out, "done\n");
+  std::string expected;
+  for (int i = 0; i < 17; ++i) expected += "app\n";
+  EXPECT_EQ(t.log, expected);
+  EXPECT_EQ(t.run.err, "");  // gtrace's descriptor was never in the way
+  ExpectEveryRange(t);
+}
+
+TEST(Faults, LogDup2edOverEveryFdIsNeverWrittenAndTheStreamIsReopened) {
+  TempDir dir;
+  Takeover t = RunTakeover(dir, "all", dir.File("app.log"));
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  EXPECT_EQ(t.log, "app\n");
+  EXPECT_EQ(t.run.err,
+            "gtrace: the application closed or replaced gtrace's stream descriptor (closefrom/dup2); reopened " +
+                dir.File("takeover.gtrace") + ", nothing lost\n");
+  ExpectEveryRange(t);
+}
+
+TEST(Faults, ClosefromMidRunLosesNothing) {
+  TempDir dir;
+  Takeover t = RunTakeover(dir, "closefrom", "-");
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  EXPECT_EQ(t.run.err,
+            "gtrace: the application closed or replaced gtrace's stream descriptor (closefrom/dup2); reopened " +
+                dir.File("takeover.gtrace") + ", nothing lost\n");
+  ExpectEveryRange(t);
+}
+
+TEST(Faults, StreamDeletedMidRunIsWrittenAgain) {
+  TempDir dir;
+  Takeover t = RunTakeover(dir, "delete", dir.path());
+  ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
+  EXPECT_EQ(t.run.err, "gtrace: " + dir.File("takeover.gtrace") +
+                           " was deleted while the process ran; written again from gtrace's descriptor\n");
+  ExpectEveryRange(t);
 }
 
 // os._exit: gtrace's _exit closes the stream first (issue 14), so everything is kept.
