@@ -23,8 +23,9 @@ constexpr const char* kKnownVariables[] = {
     "GTRACE_PYTHON_BACKTRACE", "GTRACE_LIBUNWIND_PATH",
     // CPU sampling (inject/sampling)
     "GTRACE_SAMPLE", "GTRACE_SAMPLING_FREQUENCY", "GTRACE_PYTHON_SAMPLING", "GTRACE_BACKTRACE",
-    // Set by the library itself / tests
-    "GTRACE_LIBRARY_PATH",  "GTRACE_DISABLE",
+    // Set by the library itself / tests; GTRACE_LIBRARY is the CLI's (which libgtrace.so `gtrace
+    // profile` preloads) and reaches the traced program through its environment (issue 28, item 13).
+    "GTRACE_LIBRARY_PATH",  "GTRACE_DISABLE", "GTRACE_LIBRARY",
 };
 
 std::string_view Trim(std::string_view s) {

@@ -99,6 +99,13 @@ TEST(Config, BadValuesKeepDefaultsWithOneWarningEach) {
   EXPECT_NE(all.find("unknown trace 'bogus'"), std::string::npos) << all;
 }
 
+// Issue 28, item 13: `gtrace profile` honours GTRACE_LIBRARY, and the traced program inherits it;
+// the library must not call the CLI's own variable unknown.
+TEST(Config, TheClisLibraryVariableIsKnown) {
+  Config c = Load({{"GTRACE_LIBRARY", "/opt/gtrace/lib/libgtrace.so"}});
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings[0];
+}
+
 TEST(Config, TraceLists) {
   uint32_t m = 0;
   std::string err;

@@ -2,6 +2,7 @@
 // errors for bad flags and inputs, never overwriting without being told to.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "tests/common/test_util.h"
@@ -110,6 +111,29 @@ TEST(Cli, ProfileExportStatsAndOverwriteRules) {
   r = RunProgram({test::CliPath(), "stats", "-r", "nvtx_sum", "--format", "json", dir.File("run.gtrace")}, o);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"Range\": \":iteration\""), std::string::npos) << r.out;
+  // Issue 28, item 12: a .sqlite older than its stream (exported while the run still wrote it) is
+  // exported again, not reported as the whole run; a current one is reused without a word.
+  EXPECT_EQ(r.err, "");
+  {
+    TempDir later;
+    RunResult more = RunProgram({test::CliPath(), "profile", "-o", later.File("run"), "--",
+                                 test::SamplePath("nvtx_threads"), "--threads", "1", "--iterations", "5"},
+                                o);
+    ASSERT_EQ(more.exit_code, 0) << more.err;
+    std::filesystem::copy_file(later.File("run.gtrace"), dir.File("run.gtrace"),
+                               std::filesystem::copy_options::overwrite_existing);
+    // As if run.sqlite had been exported 2 s before the stream's last write.
+    std::filesystem::last_write_time(dir.File("run.sqlite"),
+                                     std::filesystem::last_write_time(dir.File("run.gtrace")) - std::chrono::seconds(2));
+    r = RunProgram({test::CliPath(), "stats", "-r", "nvtx_sum", "--format", "json", dir.File("run.gtrace")}, o);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\"Instances\": 5, \"Avg (ns)\""), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "gtrace: stats: " + dir.File("run.sqlite") + " is older than " + dir.File("run.gtrace") +
+                         "; exporting it again\n");
+    r = RunProgram({test::CliPath(), "stats", "-r", "nvtx_sum", "--format", "json", dir.File("run.gtrace")}, o);
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("\"Instances\": 5, \"Avg (ns)\""), std::string::npos) << r.out;
+  }
   // -o FILE: reports stream into FILE.tmp-<pid>, renamed onto FILE at the end (what the old
   // collect-then-write printed: a failed report is left out, with its error and exit 1).
   r = RunProgram(
@@ -151,6 +175,26 @@ TEST(Cli, ExportErrors) {
   r = RunProgram({test::CliPath(), "info", dir.File("a.gtrace")}, Clean());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("offset 0: not a gtrace stream"), std::string::npos);
+}
+
+// Issue 28, item 13: a static executable cannot be injected; `profile` says so instead of blaming
+// the program for using no NVTX, CUDA or NCCL, and keeps its exit status.
+TEST(Cli, StaticExecutableIsNamedAsNotInjectable) {
+  const std::string exe = "/sbin/ldconfig";  // static-pie in glibc's Debian packaging
+  if (access(exe.c_str(), X_OK) != 0) GTEST_SKIP() << exe << " missing";
+  TempDir dir;
+  RunOptions o = Clean();
+  o.cwd = dir.path();
+  RunResult r = RunProgram({test::CliPath(), "profile", "-o", "run", "--", exe, "--version"}, o);
+  if (r.err.find("used no NVTX") != std::string::npos && r.err.find("statically") == std::string::npos) {
+    // Only a failure if the file really is static: its program headers say.
+    RunResult re = RunProgram({"readelf", "-l", exe});
+    if (re.out.find("INTERP") != std::string::npos) GTEST_SKIP() << exe << " is dynamically linked here";
+  }
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "gtrace: no stream was written: " + exe +
+                       " is statically linked, and libgtrace.so cannot be injected into a static executable "
+                       "(LD_PRELOAD needs the dynamic loader)\n");
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/stream_export_cache.h"
 #include "tools/export/exporter.h"
 #include "tools/stats/stats.h"
 
@@ -171,7 +172,9 @@ int ShimStats(const std::vector<std::string>& args) {
     return Fail(db + ": no such file");
   if (EndsWith(db, ".gtrace")) {
     std::string sqlite = WithoutExtension(db) + ".sqlite";
-    if (!Exists(sqlite) || force_export) {
+    bool stale = Exists(sqlite) && !ExportIsCurrent(db, sqlite);
+    if (stale) std::cerr << "gtrace: stats: " << sqlite << " is older than " << db << "; exporting it again\n";
+    if (!Exists(sqlite) || stale || force_export) {
       exporter::ExportOptions eo;
       eo.inputs = {db};
       eo.output = sqlite;

@@ -1,6 +1,7 @@
 // `gtrace profile [options] [--] command args...`: runs the command with libgtrace.so preloaded
 // and every option passed as its GTRACE_* variable (so LD_PRELOAD alone behaves the same), waits
 // for it, lists the streams it wrote, optionally exports them, and exits with the command's status.
+#include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -50,6 +51,50 @@ bool IsFile(const std::string& p) {
 }
 
 // libgtrace.so next to this binary: <prefix>/bin/gtrace -> <prefix>/<libdir>/libgtrace.so.
+// The file execvp would run for `name` (PATH search for a bare name); empty when none.
+std::string ResolveCommand(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t at = 0;
+  while (at <= dirs.size()) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(at, end - at);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0 && IsFile(candidate)) return candidate;
+    at = end + 1;
+  }
+  return "";
+}
+
+// True for a 64-bit ELF executable without PT_INTERP (static or static-pie): no dynamic loader
+// runs in it, so LD_PRELOAD (and with it libgtrace.so) never loads there (issue 28, item 13).
+bool IsStaticElf(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  Elf64_Ehdr eh{};
+  bool is_static = false;
+  if (pread(fd, &eh, sizeof(eh), 0) == static_cast<ssize_t>(sizeof(eh)) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+      eh.e_ident[EI_CLASS] == ELFCLASS64 && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&
+      eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 && eh.e_phnum < 256) {
+    is_static = true;
+    for (int i = 0; i < eh.e_phnum; ++i) {
+      Elf64_Phdr ph{};
+      if (pread(fd, &ph, sizeof(ph), static_cast<off_t>(eh.e_phoff + i * sizeof(ph))) != static_cast<ssize_t>(sizeof(ph))) {
+        is_static = false;
+        break;
+      }
+      if (ph.p_type == PT_INTERP) {
+        is_static = false;
+        break;
+      }
+    }
+  }
+  close(fd);
+  return is_static;
+}
+
 std::string FindLibrary() {
   if (const char* p = getenv("GTRACE_LIBRARY"); p != nullptr && *p != '\0') return p;
   std::string dir = SelfDir();
@@ -478,6 +523,11 @@ int RunProfile(const std::vector<std::string>& args) {
   }
   unlink(manifest);
   if (streams.empty()) {
+    if (std::string exe = ResolveCommand(command[0]); !exe.empty() && IsStaticElf(exe)) {
+      std::cerr << "gtrace: no stream was written: " << exe << " is statically linked, and libgtrace.so cannot be "
+                << "injected into a static executable (LD_PRELOAD needs the dynamic loader)\n";
+      return exit_code;
+    }
     std::cerr << "gtrace: no stream was written (the command used no NVTX, CUDA or NCCL, or tracing was off)\n";
     return exit_code;
   }

@@ -12,6 +12,7 @@
 
 #include "tools/cli/args.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/stream_export_cache.h"
 #include "tools/export/exporter.h"
 #include "tools/stats/stats.h"
 
@@ -111,7 +112,9 @@ int RunStats(const std::vector<std::string>& args) {
   std::string db = inputs[0];
   if (EndsWith(db, ".gtrace")) {
     std::string sqlite = db.substr(0, db.size() - 7) + ".sqlite";
-    if (!Exists(sqlite) || force) {
+    bool stale = Exists(sqlite) && !ExportIsCurrent(db, sqlite);
+    if (stale) std::cerr << "gtrace: stats: " << sqlite << " is older than " << db << "; exporting it again\n";
+    if (!Exists(sqlite) || stale || force) {
       exporter::ExportOptions eo;
       eo.inputs = {db};
       eo.output = sqlite;
