@@ -101,9 +101,14 @@ TEST(Faults, SixtyFourThreadsForTenSeconds) {
   EXPECT_EQ(c.nvtx + c.thread_drops, calls);
   // Each launch makes an API record and a kernel record; CUPTI-side losses are counted together.
   EXPECT_EQ(c.kernels + c.api_calls + c.cupti_drops, 2 * kernels);
-  // Drops, if any, are announced; nothing else is.
+  // Drops, if any, are announced; nothing else is, except the documented line for threads that
+  // waited for the drain thread instead of dropping (GTRACE_FULL_RING=wait, the default: 64 threads
+  // on 2 cores, and a slower sanitizer build, make such waits likely, never certain).
   if (c.thread_drops + c.cupti_drops == 0) {
-    EXPECT_EQ(r.err, "");
+    std::string err = r.err;
+    const std::string waited = "gtrace: application threads waited ";
+    if (err.rfind(waited, 0) == 0 && Lines(err, "gtrace: ") == 1 && err.back() == '\n') err.clear();
+    EXPECT_EQ(err, "") << r.err;
   }
   RunResult e = RunProgram({test::CliPath(), "export", streams[0]});
   EXPECT_EQ(e.exit_code, 0) << e.err;
