@@ -31,7 +31,10 @@ using field::enums::kNvtxStart;
 
 std::atomic<uint64_t> g_fallback_range_id{uint64_t{1} << 63};
 
-inline bool On() { return IsEnabled(kSourceNvtx); }
+// One relaxed check while recording; the deferred start only before the first record.
+inline bool On() {
+  return IsEnabled(kSourceNvtx) || (g_start_pending.load(std::memory_order_relaxed) && StartDeferred());
+}
 
 // Fills message/category/color/payload from an event attribute structure, reading only the
 // fields its `size` covers (older applications pass shorter structures).
@@ -412,27 +415,32 @@ void HookDomainNameCategoryW(nvtxDomainHandle_t domain, uint32_t category, const
 // Registration and domain creation run whether or not recording is on right now: the handles
 // outlive capture windows and must stay valid.
 nvtxStringHandle_t HookDomainRegisterStringA(nvtxDomainHandle_t domain, const char* text) {
+  StartIfPending();  // the stream clock and the registry need the session
   if (text == nullptr) return nullptr;
   RegisteredString* s = RegisterString(DomainId(domain), text, strnlen(text, kMaxNameBytes));
   return reinterpret_cast<nvtxStringHandle_t>(s);
 }
 nvtxStringHandle_t HookDomainRegisterStringW(nvtxDomainHandle_t domain, const wchar_t* text) {
+  StartIfPending();  // the stream clock and the registry need the session
   if (text == nullptr) return nullptr;
   char utf8[kMaxNameBytes + 1];
   size_t n = WideToUtf8(text, utf8, sizeof(utf8));
   return reinterpret_cast<nvtxStringHandle_t>(RegisterString(DomainId(domain), utf8, n));
 }
 nvtxDomainHandle_t HookDomainCreateA(const char* name) {
+  StartIfPending();  // the stream clock and the registry need the session
   if (name == nullptr) return nullptr;
   return reinterpret_cast<nvtxDomainHandle_t>(CreateDomain(name, StreamNow(), CurrentThreadTid()));
 }
 nvtxDomainHandle_t HookDomainCreateW(const wchar_t* name) {
+  StartIfPending();  // the stream clock and the registry need the session
   if (name == nullptr) return nullptr;
   char utf8[kMaxNameBytes + 1];
   WideToUtf8(name, utf8, sizeof(utf8));
   return reinterpret_cast<nvtxDomainHandle_t>(CreateDomain(utf8, StreamNow(), CurrentThreadTid()));
 }
 void HookDomainDestroy(nvtxDomainHandle_t domain) {
+  StartIfPending();  // the stream clock and the registry need the session
   // The handle stays valid (other NVTX instances may share it); only the event is recorded.
   if (!On() || domain == nullptr) return;
   EventArgs a;

@@ -2,6 +2,8 @@
 // entry points' implementation (nvtx_injection.cc).
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 
 #include "inject/nvtx/nvtx_api.h"
@@ -45,6 +47,19 @@ uint32_t CurrentThreadTid();
 
 // Registers the NVTX record decoder and registry emitter with the collector (idempotent).
 void RegisterWithCollector();
+
+// The session starts on the first NVTX call that reaches a hook, not inside the injection init
+// (issue 28, item 2): NVTX runs InitializeInjectionNvtx2 inside nvtxInitOnce, where every other NVTX
+// call spins until it returns, a signal handler's on the same thread for ever. Starting a session
+// takes over a millisecond (config, file, thread); filling the function table takes microseconds.
+// g_start_pending: set by the init, cleared once the start was tried. StartDeferred: application
+// threads, from a hook; a hook re-entered on the thread that is starting (a signal handler) records
+// nothing rather than wait.
+extern std::atomic<bool> g_start_pending;
+bool StartDeferred();
+inline void StartIfPending() {
+  if (g_start_pending.load(std::memory_order_relaxed)) StartDeferred();
+}
 
 // Entry points (exported by inject/entry.cc under their NVTX names).
 int InitializeCore(NvtxGetExportTableFunc_t get_export_table);

@@ -66,6 +66,21 @@ bool FillCore2(const NvtxExportTableCallbacks* cb) {
 
 }  // namespace
 
+std::atomic<bool> g_start_pending{false};
+
+namespace {
+__thread bool t_starting __attribute__((tls_model("initial-exec"))) = false;
+}  // namespace
+
+bool StartDeferred() {
+  if (t_starting) return false;  // a handler that interrupted this thread's own start
+  t_starting = true;
+  bool wanted = EnsureSession(kSourceNvtx);
+  t_starting = false;
+  g_start_pending.store(false, std::memory_order_relaxed);
+  return wanted && IsEnabled(kSourceNvtx);
+}
+
 // Registers the NVTX decoders and emitter with the collector (idempotent).
 void RegisterWithCollector() {
   RegisterRecordDecoder(kRecordNvtx, &DecodeRecord);
@@ -75,7 +90,9 @@ void RegisterWithCollector() {
 int InitializeCore(NvtxGetExportTableFunc_t get_export_table) {
   if (get_export_table == nullptr) return 0;
   RegisterWithCollector();
-  if (!EnsureSession(kSourceNvtx)) return 0;  // NVTX calls become no-ops in this instance
+  // Nothing slow here (nvtx_hooks.h, g_start_pending): the hooks start the session. A process whose
+  // tracing is off pays two relaxed loads per NVTX call after the first.
+  g_start_pending.store(true, std::memory_order_relaxed);
   const auto* cb = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (cb == nullptr || cb->struct_size < sizeof(NvtxExportTableCallbacks) || cb->GetModuleFunctionTable == nullptr) {
     return 0;

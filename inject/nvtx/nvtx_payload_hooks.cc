@@ -14,9 +14,13 @@
 namespace gt::nvtx {
 namespace {
 
-inline bool On() { return IsEnabled(kSourceNvtx); }
+// One relaxed check while recording; the deferred start only before the first record.
+inline bool On() {
+  return IsEnabled(kSourceNvtx) || (g_start_pending.load(std::memory_order_relaxed) && StartDeferred());
+}
 
 uint64_t HookSchemaRegister(nvtxDomainHandle_t domain, const nvtxPayloadSchemaAttr_t* attr) {
+  StartIfPending();  // the stream clock and the registry need the session
   if (attr == nullptr) return 0;
   uint64_t mask = attr->fieldMask;
   SchemaEntry entries[256];
@@ -87,7 +91,12 @@ void HookRangeEndPayload(nvtxDomainHandle_t domain, nvtxRangeId_t id, const nvtx
 // Enabled whenever NVTX is traced, also while a capture window is closed: callers such as the `nvtx`
 // Python package ask once, when a domain is created, and keep a no-op domain for good when told no —
 // a domain created before the window opened would then stay silent inside it.
-uint8_t HookDomainIsEnabled(nvtxDomainHandle_t) { return (ConfiguredSources() & kSourceNvtx) != 0 ? 1 : 0; }
+// The first NVTX call may be this one (the default domain's handle is NULL: no DomainCreate came
+// first): the session's configuration answers it, so the deferred start happens here.
+uint8_t HookDomainIsEnabled(nvtxDomainHandle_t) {
+  StartIfPending();
+  return (ConfiguredSources() & kSourceNvtx) != 0 ? 1 : 0;
+}
 
 }  // namespace
 
@@ -97,7 +106,7 @@ int InitializeExtension(nvtxExtModuleInfo_t* info) {
     return 0;  // counters, memory and other extensions: not implemented, their calls stay no-ops
   }
   RegisterWithCollector();
-  if (!EnsureSession(kSourceNvtx)) return 0;
+  g_start_pending.store(true, std::memory_order_relaxed);  // started by the hooks (nvtx_hooks.h)
   nvtxExtModuleSegment_t& seg = info->segments[0];
   if (seg.functionSlots == nullptr) return 0;
   auto set = [&seg](size_t cbid, auto fn) {

@@ -185,6 +185,25 @@ TEST(Faults, StreamDeletedMidRunIsWrittenAgain) {
   ExpectEveryRange(t);
 }
 
+// Issue 28, item 2: a signal handler's NVTX call during the first NVTX call's session start finishes
+// (it used to spin for ever in nvtxInitOnce), and every range of the main thread is kept.
+TEST(Faults, NvtxFromASignalHandlerDuringTheSessionStartDoesNotHang) {
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir, "sig");
+  o.timeout_s = 20;
+  RunResult r = RunProgram({test::SamplePath("nvtx_signal_init"), dir.File("sig.gtrace")}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "handled\n");
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  Content c = Read(streams[0]);
+  ASSERT_TRUE(c.read_ok);
+  EXPECT_TRUE(c.complete);
+  EXPECT_EQ(std::count(c.pushed.begin(), c.pushed.end(), "first"), 1);
+  EXPECT_EQ(std::count(c.pushed.begin(), c.pushed.end(), "after"), 100);
+}
+
 // os._exit: gtrace's _exit closes the stream first (issue 14), so everything is kept.
 TEST(Faults, PythonOsExitKeepsEverything) {
   if (RunProgram({"python3", "-c", "import nvtx"}).exit_code != 0) GTEST_SKIP() << "python3 nvtx package missing";
