@@ -34,6 +34,9 @@ struct alignas(64) ThreadBuffer {
   uint64_t dropped_base = 0;       // ring.dropped() when this owner took the buffer
   uint32_t index = 0;              // position in the pool (fixed): modules keep per-thread state by it
   ThreadRing ring;
+  // Producer-private: 1 from BeginRecordIn until CommitRecord/AbandonRecord. A signal handler that
+  // records on this thread meanwhile drops (counted) instead of writing over the open record.
+  uint8_t writing = 0;
   // Producer-private scratch for the owning thread's hooks (collector does not interpret it).
   static constexpr int kScratchWords = 64;
   uint64_t scratch_counter = 0;

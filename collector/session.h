@@ -73,18 +73,39 @@ struct RecordSpan {
 // ring goes out of line to ReserveWhenFull (collector/full_ring_wait.h): under
 // GTRACE_FULL_RING=wait (default) it waits, bounded, for the drain thread before dropping. Callers
 // read the clock and build the record only after this succeeded, so a dropped record costs a few ns.
+//
+// The head moves only at commit, so a record begun inside another on the same thread (a signal
+// handler that records while the thread is inside a hook) would reserve the same slots and
+// overwrite the open record (issue 28, item 4): it drops instead, counted with the ring's drops.
+// Handlers nest, so a plain producer-private flag with compiler fences is enough.
 __attribute__((always_inline)) inline bool BeginRecordIn(ThreadBuffer* b, size_t total_bytes, RecordSpan* span) {
+  if (__builtin_expect(b->writing != 0, 0)) {
+    b->ring.CountDrop();
+    return false;
+  }
+  b->writing = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   uint32_t n = static_cast<uint32_t>((total_bytes + kSlotBytes - 1) / kSlotBytes);
   if (__builtin_expect(n == 0 || n > kMaxExtSlots + 1 || !b->ring.Reserve(n, &span->pos), 0)) {
     // By value, not through &span->pos: a pointer into `span` passed out of line would make the
     // compiler keep the span in memory on the path that fits too.
     uint64_t pos = ReserveWhenFull(b, n);
-    if (pos == kNoRoom) return false;  // counted by ReserveWhenFull
+    if (pos == kNoRoom) {  // counted by ReserveWhenFull
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      b->writing = 0;
+      return false;
+    }
     span->pos = pos;
   }
   span->buffer = b;
   span->n_slots = n;
   return true;
+}
+// Gives up a reservation without publishing it (a probe, or a fast path that hands over to the
+// general one). Nothing of it becomes visible.
+inline void AbandonRecord(const RecordSpan& span) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  span.buffer->writing = 0;
 }
 // The same in the calling thread's buffer; also false when the thread has no buffer.
 inline bool BeginRecord(size_t total_bytes, RecordSpan* span) {
@@ -108,6 +129,8 @@ __attribute__((always_inline)) inline void CommitRecord(const RecordSpan& span) 
   ThreadRing& ring = span.buffer->ring;
   uint64_t end = span.pos + span.n_slots;
   ring.Commit(end);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  span.buffer->writing = 0;
   if (__builtin_expect(ring.MaybeHighWater(end), 0) && ring.CrossedHighWater(end)) PokeDrainThread();
 }
 

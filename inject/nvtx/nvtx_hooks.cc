@@ -32,9 +32,7 @@ using field::enums::kNvtxStart;
 std::atomic<uint64_t> g_fallback_range_id{uint64_t{1} << 63};
 
 // One relaxed check while recording; the deferred start only before the first record.
-inline bool On() {
-  return IsEnabled(kSourceNvtx) || (g_start_pending.load(std::memory_order_relaxed) && StartDeferred());
-}
+inline bool On() { return IsEnabled(kSourceNvtx) || OnSlow(); }
 
 // Fills message/category/color/payload from an event attribute structure, reading only the
 // fields its `size` covers (older applications pass shorter structures).

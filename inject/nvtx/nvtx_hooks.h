@@ -55,10 +55,14 @@ void RegisterWithCollector();
 // g_start_pending: set by the init, cleared once the start was tried. StartDeferred: application
 // threads, from a hook; a hook re-entered on the thread that is starting (a signal handler) records
 // nothing rather than wait.
+// OnSlow: a hook found NVTX off. Starts the session if that is pending; otherwise looks again,
+// since another thread may have finished the start between the two loads (it enables the sources
+// before it clears g_start_pending, with release; read here with acquire).
 extern std::atomic<bool> g_start_pending;
 bool StartDeferred();
+bool OnSlow();
 inline void StartIfPending() {
-  if (g_start_pending.load(std::memory_order_relaxed)) StartDeferred();
+  if (g_start_pending.load(std::memory_order_acquire)) StartDeferred();
 }
 
 // Entry points (exported by inject/entry.cc under their NVTX names).

@@ -77,8 +77,13 @@ bool StartDeferred() {
   t_starting = true;
   bool wanted = EnsureSession(kSourceNvtx);
   t_starting = false;
-  g_start_pending.store(false, std::memory_order_relaxed);
+  g_start_pending.store(false, std::memory_order_release);
   return wanted && IsEnabled(kSourceNvtx);
+}
+
+bool OnSlow() {
+  if (g_start_pending.load(std::memory_order_acquire)) return StartDeferred();
+  return IsEnabled(kSourceNvtx);
 }
 
 // Registers the NVTX decoders and emitter with the collector (idempotent).

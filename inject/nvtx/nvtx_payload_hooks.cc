@@ -15,9 +15,7 @@ namespace gt::nvtx {
 namespace {
 
 // One relaxed check while recording; the deferred start only before the first record.
-inline bool On() {
-  return IsEnabled(kSourceNvtx) || (g_start_pending.load(std::memory_order_relaxed) && StartDeferred());
-}
+inline bool On() { return IsEnabled(kSourceNvtx) || OnSlow(); }
 
 uint64_t HookSchemaRegister(nvtxDomainHandle_t domain, const nvtxPayloadSchemaAttr_t* attr) {
   StartIfPending();  // the stream clock and the registry need the session

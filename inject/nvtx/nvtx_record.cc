@@ -101,6 +101,7 @@ bool WriteGeneralIn(ThreadBuffer* b, const EventArgs& a, uint64_t ts_ns) {
   // is committed; the real reservation below takes the full size).
   RecordSpan probe;
   if (!BeginRecordIn(b, kSlotBytes, &probe)) return false;
+  AbandonRecord(probe);
   // Message bytes: bounded scans, so a missing terminator costs at most kMaxTextBytes.
   size_t text_bytes = 0;
   uint8_t flags = a.flags;
@@ -503,10 +504,16 @@ inline int WriteAsciiOneSlot(ThreadBuffer* b, uint8_t kind, uint32_t domain_id, 
   const uintptr_t page_offset = reinterpret_cast<uintptr_t>(text) & 4095u;
   if (kOverReadOk && page_offset <= 4096u - kRoom) {
     n = CopyShortText<kTextWords>(text, slot + kTextAt);
-    if (n == SIZE_MAX) return -1;  // longer: general path (the reservation is not committed)
+    if (n == SIZE_MAX) {  // longer: general path (the reservation is not committed)
+      AbandonRecord(span);
+      return -1;
+    }
   } else {
     n = strnlen(text, kRoom);
-    if (n >= kRoom) return -1;
+    if (n >= kRoom) {
+      AbandonRecord(span);
+      return -1;
+    }
     std::memcpy(slot + kTextAt, text, n);
   }
   StoreWord(slot, HeadWord0(kind, kFlagAscii, domain_id));

@@ -204,6 +204,28 @@ TEST(Faults, NvtxFromASignalHandlerDuringTheSessionStartDoesNotHang) {
   EXPECT_EQ(std::count(c.pushed.begin(), c.pushed.end(), "after"), 100);
 }
 
+// Issue 28, item 4: a signal handler that records on a thread inside an NVTX call never corrupts a
+// record: every range keeps its whole name, and every call is in the stream or counted as dropped.
+TEST(Faults, SignalHandlerRecordingInsideARecordCorruptsNothing) {
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir, "reentry");
+  RunResult r = RunProgram({test::SamplePath("nvtx_signal_reentry"), "1"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t main_calls = Field(r.out, "main_calls"), handler_calls = Field(r.out, "handler_calls");
+  ASSERT_GT(handler_calls, 100u) << r.out;  // the timer did interrupt the loop
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  Content c = Read(streams[0]);
+  ASSERT_TRUE(c.read_ok);
+  EXPECT_TRUE(c.complete);
+  EXPECT_EQ(c.nvtx + c.thread_drops, main_calls + handler_calls);
+  size_t bad = 0;
+  for (const std::string& name : c.pushed) {
+    if (name != "main-range-with-a-name-longer-than-one-slot-of-sixty-four-bytes-so-it-spans-two") ++bad;
+  }
+  EXPECT_EQ(bad, 0u) << "of " << c.pushed.size() << " ranges";
+}
+
 // os._exit: gtrace's _exit closes the stream first (issue 14), so everything is kept.
 TEST(Faults, PythonOsExitKeepsEverything) {
   if (RunProgram({"python3", "-c", "import nvtx"}).exit_code != 0) GTEST_SKIP() << "python3 nvtx package missing";
