@@ -241,20 +241,26 @@ TEST(PerfThreadEvent, ReadsSamplesOfThisThread) {
   timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   BurnCpu(200000000);
-  timespec t1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
   uint64_t start = static_cast<uint64_t>(t0.tv_sec) * 1000000000ull + t0.tv_nsec;
-  uint64_t end = static_cast<uint64_t>(t1.tv_sec) * 1000000000ull + t1.tv_nsec;
   sampling::PerfReadCounts counts;
-  int n = 0, in_window = 0, with_stack = 0, one_ms = 0;
+  int n = 0, with_stack = 0, one_ms = 0;
+  std::vector<uint64_t> times;
+  times.reserve(512);
   e->Read(&counts, [&](const sampling::PerfSample& s) {
     ++n;
     EXPECT_EQ(s.tid, static_cast<uint32_t>(tid));
-    in_window += s.time_ns >= start && s.time_ns <= end;
+    times.push_back(s.time_ns);
     with_stack += s.ip_count >= 1;  // this test binary may lack frame pointers: the leaf at least
     one_ms += s.period_ns == 1000000;
   });
   delete e;
+  // The window ends after the event is closed: the thread's CPU time runs on through Read(), and a
+  // period that ends there would be a sample after a window closed before it.
+  timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  uint64_t end = static_cast<uint64_t>(t1.tv_sec) * 1000000000ull + t1.tv_nsec;
+  int in_window = 0;
+  for (uint64_t t : times) in_window += t >= start && t <= end;
   EXPECT_EQ(counts.lost, 0u);
   EXPECT_EQ(counts.malformed, 0u);
   EXPECT_GE(n, 180);  // 200 ms of CPU at 1 kHz; the last partial period has no sample
