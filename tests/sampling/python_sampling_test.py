@@ -147,7 +147,9 @@ class PythonSamplingTest(unittest.TestCase):
             lineless = [v for v in mine if not v.rsplit(":", 1)[-1].isdigit()]
             self.assertLessEqual(len(lineless), len(mine) // 100 + 1, (name, len(lineless), len(mine)))
             lines = {int(v.rsplit(":", 1)[1]) for v in mine if v not in lineless}
-            self.assertTrue(lines <= set(range(loop - 3, loop + 4)), (name, lines, loop))  # body: end = .. return x
+            # The body (end = .. return x), and the def line itself: a frame sampled on entry, at its
+            # RESUME instruction (3.11+), reports co_firstlineno (seen in 3.12 under a loaded CI run).
+            self.assertTrue(lines <= set(range(loop - 4, loop + 4)), (name, lines, loop))
             self.assertIn("%s at %s:" % (name, APP), next(v for v in inner.values() if v.startswith(name)))
 
     def test_callers_and_merge_order(self):
