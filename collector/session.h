@@ -121,7 +121,7 @@ inline void RecordCopy(const RecordSpan& span, size_t offset, const void* src, s
   span.buffer->ring.CopyIn(span.pos, offset, src, len);
 }
 // Out of line, rare: wakes the drain thread because a ring crossed its high-water mark (one
-// non-blocking write() to the drain thread's wake pipe per crossing, never per record; errno kept).
+// FUTEX_WAKE on the drain thread's wake word per crossing, never per record; errno kept).
 void PokeDrainThread();
 // Publishes the record. When the ring crosses its high-water mark (half full) and has not poked
 // the drain thread since that thread last emptied it, wakes the drain thread (issue 20).

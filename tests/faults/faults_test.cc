@@ -143,6 +143,11 @@ void ExpectEveryRange(const Takeover& t) {
   EXPECT_EQ(t.stream.pushed.size(), 1000u);
 }
 
+std::string ReopenedLine(const TempDir& dir) {
+  return "gtrace: the application closed or replaced gtrace's stream descriptor (closefrom/dup2); reopened " +
+         dir.File("takeover.gtrace") + ", nothing lost\n";
+}
+
 TEST(Faults, LogDup2edOverLowFdsGetsOnlyTheApplicationsLines) {
   TempDir dir;
   Takeover t = RunTakeover(dir, "low", dir.File("app.log"));
@@ -160,9 +165,7 @@ TEST(Faults, LogDup2edOverEveryFdIsNeverWrittenAndTheStreamIsReopened) {
   Takeover t = RunTakeover(dir, "all", dir.File("app.log"));
   ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
   EXPECT_EQ(t.log, "app\n");
-  EXPECT_EQ(t.run.err,
-            "gtrace: the application closed or replaced gtrace's stream descriptor (closefrom/dup2); reopened " +
-                dir.File("takeover.gtrace") + ", nothing lost\n");
+  EXPECT_EQ(t.run.err, ReopenedLine(dir));
   ExpectEveryRange(t);
 }
 
@@ -170,9 +173,7 @@ TEST(Faults, ClosefromMidRunLosesNothing) {
   TempDir dir;
   Takeover t = RunTakeover(dir, "closefrom", "-");
   ASSERT_EQ(t.run.exit_code, 0) << t.run.err;
-  EXPECT_EQ(t.run.err,
-            "gtrace: the application closed or replaced gtrace's stream descriptor (closefrom/dup2); reopened " +
-                dir.File("takeover.gtrace") + ", nothing lost\n");
+  EXPECT_EQ(t.run.err, ReopenedLine(dir));
   ExpectEveryRange(t);
 }
 
