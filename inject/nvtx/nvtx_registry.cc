@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "collector/chunk_builder.h"
 #include "collector/schema_fields.h"
@@ -12,14 +13,17 @@
 namespace gt::nvtx {
 namespace {
 
-// Zero-initialised static storage (.bss): untouched pages cost nothing. constinit, because without
-// it GCC at -Og (the sanitizer builds) ran a dynamic initialiser over the std::atomic members at
-// load: 48 MiB of g_strings touched in every process, and sampled as the program's own CPU time.
-constinit Domain g_domains[kMaxDomains];
-constinit RegisteredString g_strings[kMaxRegisteredStrings];
-constinit Schema g_schemas[kMaxSchemas];
-constinit SchemaEntry g_entries[kMaxSchemaEntries];
-constinit char g_arena[kTextArenaBytes];
+// Zero-initialised static storage (.bss): untouched pages cost nothing. Trivial types only (ReadyFlag,
+// nvtx_registry.h): nothing runs over them at load in any build.
+static_assert(std::is_trivially_default_constructible_v<Domain> &&
+              std::is_trivially_default_constructible_v<RegisteredString> &&
+              std::is_trivially_default_constructible_v<Schema> &&
+              std::is_trivially_default_constructible_v<SchemaEntry>);
+Domain g_domains[kMaxDomains];
+RegisteredString g_strings[kMaxRegisteredStrings];
+Schema g_schemas[kMaxSchemas];
+SchemaEntry g_entries[kMaxSchemaEntries];
+char g_arena[kTextArenaBytes];
 
 std::atomic<uint32_t> g_domain_count{0};
 std::atomic<uint32_t> g_string_count{0};

@@ -26,8 +26,17 @@ inline constexpr uint32_t kMaxSchemaEntries = 16384;
 inline constexpr size_t kTextArenaBytes = 32u << 20;
 inline constexpr size_t kMaxNameBytes = 4096;
 
+// A one-byte acquire/release flag with a trivial default constructor, so the tables below are plain
+// zeroed .bss in every build: with std::atomic members GCC at -Og ran a dynamic initialiser over the
+// 2M-entry string table at load (48 MiB touched in every process), and clang refuses constinit there.
+struct ReadyFlag {
+  uint8_t value;
+  uint8_t load(std::memory_order order) const { return __atomic_load_n(&value, static_cast<int>(order)); }
+  void store(uint8_t v, std::memory_order order) { __atomic_store_n(&value, v, static_cast<int>(order)); }
+};
+
 struct Domain {
-  std::atomic<uint8_t> ready;
+  ReadyFlag ready;
   uint32_t id;         // per-process domain id (> 0)
   uint32_t canonical;  // id of the first domain with this name (== id unless an alias)
   const char* name;
@@ -36,7 +45,7 @@ struct Domain {
 };
 
 struct RegisteredString {
-  std::atomic<uint8_t> ready;
+  ReadyFlag ready;
   uint32_t domain_id;
   uint64_t id;  // stream id of the registered string (> 0)
   const char* text;
@@ -52,7 +61,7 @@ struct SchemaEntry {
 };
 
 struct Schema {
-  std::atomic<uint8_t> ready;
+  ReadyFlag ready;
   uint32_t domain_id;
   uint64_t schema_id;
   const char* name;  // may be null
