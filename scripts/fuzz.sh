@@ -11,7 +11,7 @@ if [ "${1:-}" = "--runs" ]; then limit=(-runs="$2"); fi
 if ! command -v clang++ >/dev/null; then echo "fuzz: clang++ not found (apt-get install clang)"; exit 1; fi
 B=build-fuzz
 . scripts/ccache-env.sh
-cmake -S . -B $B "${GT_CMAKE_LAUNCHERS[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGT_BUILD_FUZZERS=ON \
+cmake -S . -B $B "${GT_CMAKE_LAUNCHERS[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGT_BUILD_FUZZERS=ON -DGT_USE_GOLD=OFF \
   -DGT_SANITIZE=address -DGT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 # The seeds come from the plain build when it is there (scripts/test.sh built it): the clang tree then
 # compiles only the two targets and what they link, not the library and the NVTX sample again.
