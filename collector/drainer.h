@@ -5,11 +5,13 @@
 // thread that ends the session).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "collector/chunk_builder.h"
+#include "collector/clock.h"
 #include "collector/ring_pool.h"
 #include "collector/session.h"
 #include "collector/string_interner.h"
@@ -34,6 +36,15 @@ class Drainer {
   // thread: kept (at most kMaxPendingOverheads, more are dropped and counted in overheads_lost) and
   // sent at the next DrainOnce.
   void NoteOverhead(uint32_t kind, uint64_t start_ns, uint64_t end_ns);
+  // The process is ending (issue 28 item 3): records still in the rings at CLOCK_MONOTONIC
+  // `deadline_ns` are counted (DROP_SOURCE_PROCESS_END, by ring slots), not decoded, so threads that go on running
+  // (and take the drain thread's CPU) cannot hold up the end. 0: no deadline. Any thread (the one
+  // that ends the session, a signal handler): a pass already under way sees it within 512 records.
+  void SetDeadline(uint64_t deadline_ns) { deadline_ns_.store(deadline_ns, std::memory_order_relaxed); }
+  bool PastDeadline() const {
+    uint64_t d = deadline_ns_.load(std::memory_order_relaxed);
+    return d != 0 && NowNs() >= d;
+  }
   uint64_t overheads_lost() const { return overheads_lost_; }
   // An end-of-stream chunk: `reason` as text and as field::enums::kEnd* `kind` (0: not set) with
   // `signal` for kEndSignal.
@@ -46,6 +57,9 @@ class Drainer {
   uint64_t thread_buffer_drops() const { return thread_buffer_drops_; }
   uint64_t no_buffer_drops() const { return no_buffer_reported_; }
   uint64_t writer_drops() const { return writer_drops_; }
+  uint64_t end_drops() const { return end_drops_; }
+  // Records in the stream: decoded, less those whose bytes the writer could not write.
+  uint64_t records_written() const { return chunk_.records_total() - writer_drops_; }
   uint64_t rings_grown() const { return rings_grown_; }
   uint64_t chunks_total() const { return chunk_.chunks_total(); }
   uint32_t threads_seen() const { return threads_seen_; }
@@ -90,6 +104,8 @@ class Drainer {
   uint64_t dropped_total_ = 0;
   uint64_t thread_buffer_drops_ = 0;
   uint64_t writer_drops_ = 0;
+  uint64_t end_drops_ = 0;
+  std::atomic<uint64_t> deadline_ns_{0};
   uint64_t rings_grown_ = 0;
   uint64_t no_buffer_reported_ = 0;
   uint32_t threads_seen_ = 0;

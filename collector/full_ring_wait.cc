@@ -22,11 +22,14 @@ std::atomic<uint32_t> g_heartbeat{0};
 // still has that value, full rings drop at once.
 std::atomic<uint64_t> g_stalled_at{0};
 constexpr uint64_t kStalledValid = uint64_t{1} << 32;
-std::atomic<uint32_t> g_drain_tid{0};
-std::atomic<uint32_t> g_waiters{0};  // producers inside WaitForRoom now  // the drain thread's OS tid (0: not known)
+std::atomic<uint32_t> g_drain_tid{0};  // the drain thread's OS tid (0: not known)
+std::atomic<uint32_t> g_waiters{0};  // producers inside WaitOnDrain now
 std::atomic<uint64_t> g_waits_kept{0};
 std::atomic<uint64_t> g_waits_dropped{0};
 std::atomic<uint64_t> g_wait_ns{0};
+// Threads waiting for a free buffer, and the drain thread's pass counter they sleep on.
+std::atomic<uint32_t> g_buffer_waiters{0};
+std::atomic<uint32_t> g_pass_seq{0};
 
 long FutexWait(std::atomic<uint32_t>* word, uint32_t value, uint64_t timeout_ns) {
   timespec ts{static_cast<time_t>(timeout_ns / 1000000000ull), static_cast<long>(timeout_ns % 1000000000ull)};
@@ -69,28 +72,30 @@ char DrainThreadState() {
   return state != nullptr && state[1] == ' ' && state[2] != '\0' ? state[2] : '?';
 }
 
-// The wait itself. Ordering (no lost wake-up): the producer raises `waiting`, then reads
-// `release_seq`, then retries the reservation (which reads the tail), then sleeps only while
-// `release_seq` still has the value read. The drain thread stores the tail, bumps `release_seq`, then
-// reads `waiting`. All four are sequentially consistent, so either the drain thread sees `waiting`
-// and wakes, or the producer's retry sees the new tail (or its futex call sees the new sequence).
-bool WaitForRoom(ThreadRing& ring, uint32_t n, uint64_t* pos) {
-  std::atomic<uint32_t>* waiting = ring.waiting_word();
-  std::atomic<uint32_t>* seq = ring.release_seq_word();
+// The wait itself, for room in a ring or for a free buffer. Ordering (no lost wake-up): the caller
+// raises its waiting flag before calling; here `seq` is read, then `try_once` retries (reading the
+// tail, or the buffers' states), then the thread sleeps only while `seq` still has the value read.
+// The drain thread stores the tail (or frees the buffer), bumps `seq`, then reads the flag. All are
+// sequentially consistent, so either the drain thread sees the flag and wakes, or the retry sees
+// what it did (or the futex call sees the new sequence). `try_once` returns 1 (done), 0 (wait on)
+// or -1 (give up: what it waits for cannot come).
+template <typename TryOnce>
+bool WaitOnDrain(std::atomic<uint32_t>* seq, TryOnce try_once) {
   const uint64_t start_ns = NowNs();
   uint64_t now_ns = start_ns;
   uint64_t alive_ns = start_ns;   // last time the heartbeat was seen to move
-  uint64_t moved_ns = start_ns;   // last time the drain thread released some of this ring
+  uint64_t moved_ns = start_ns;   // last time the drain thread bumped `seq`
   uint32_t seq_seen = seq->load(std::memory_order_relaxed);
   uint32_t beat = g_heartbeat.load(std::memory_order_acquire);
-  waiting->store(1, std::memory_order_seq_cst);
   g_waiters.fetch_add(1, std::memory_order_relaxed);
   PokeDrainThread();
-  bool ok = false;
+  bool ok = false, cannot_come = false;
   while (true) {
     uint32_t s = seq->load(std::memory_order_seq_cst);
-    if (ring.Reserve(n, pos)) {
-      ok = true;
+    int tried = try_once();
+    if (tried != 0) {
+      ok = tried > 0;
+      cannot_come = tried < 0;
       break;
     }
     uint32_t b = g_heartbeat.load(std::memory_order_acquire);
@@ -114,19 +119,24 @@ bool WaitForRoom(ThreadRing& ring, uint32_t n, uint64_t* pos) {
     FutexWait(seq, s, left);
     now_ns = NowNs();
   }
-  waiting->store(0, std::memory_order_relaxed);
   g_waiters.fetch_sub(1, std::memory_order_relaxed);
   g_wait_ns.fetch_add(NowNs() - start_ns, std::memory_order_relaxed);
   if (ok) {
     g_waits_kept.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
+  if (cannot_come) return false;  // not the drain thread's silence: no stall, no dropped wait
   g_waits_dropped.fetch_add(1, std::memory_order_relaxed);
   // Until the drain thread shows a sign of life, later full rings drop at once: a stopped or dead
   // drain thread costs one wait, and one stuck in a system call (or a wait that hit the cap while
   // the heartbeat stood still) no more than one per heartbeat.
   if (g_heartbeat.load(std::memory_order_acquire) == beat) g_stalled_at.store(beat | kStalledValid, std::memory_order_relaxed);
   return false;
+}
+
+bool StalledNow() {
+  uint64_t stalled = g_stalled_at.load(std::memory_order_relaxed);
+  return stalled == (g_heartbeat.load(std::memory_order_acquire) | kStalledValid);
 }
 
 }  // namespace
@@ -147,19 +157,44 @@ __attribute__((noinline)) uint64_t ReserveWhenFull(ThreadBuffer* buffer, uint32_
   ThreadRing& ring = buffer->ring;
   if (g_policy.load(std::memory_order_relaxed) == static_cast<uint32_t>(FullRingPolicy::kWait) && n > 0 &&
       n <= kMaxExtSlots + 1 && n <= ring.capacity()) {
-    uint64_t stalled = g_stalled_at.load(std::memory_order_relaxed);
     // The drain thread gave no sign of life in a whole earlier wait and still has not: drop at once.
-    bool stalled_now = stalled == (g_heartbeat.load(std::memory_order_acquire) | kStalledValid);
-    if (!stalled_now) {
+    if (!StalledNow()) {
       int saved_errno = errno;
       uint64_t pos = 0;
-      bool ok = WaitForRoom(ring, n, &pos);
+      ring.waiting_word()->store(1, std::memory_order_seq_cst);
+      bool ok = WaitOnDrain(ring.release_seq_word(), [&] { return ring.Reserve(n, &pos) ? 1 : 0; });
+      ring.waiting_word()->store(0, std::memory_order_relaxed);
       errno = saved_errno;
       if (ok) return pos;
     }
   }
   ring.CountDrop();
   return kNoRoom;
+}
+
+ThreadBuffer* AcquireWhenNoneFree(RingPool* pool, uint32_t tid, const char* thread_name) {
+  if (g_policy.load(std::memory_order_relaxed) != static_cast<uint32_t>(FullRingPolicy::kWait) || pool->retired() == 0 ||
+      StalledNow()) {
+    return nullptr;
+  }
+  int saved_errno = errno;
+  ThreadBuffer* b = nullptr;
+  g_buffer_waiters.fetch_add(1, std::memory_order_seq_cst);
+  WaitOnDrain(&g_pass_seq, [&] {
+    b = pool->Acquire(tid, thread_name);
+    if (b != nullptr) return 1;
+    // Nothing left to free: the threads that hold the buffers are alive (or grown rings hold the
+    // budget). Waiting would not help; the caller drops and counts.
+    return pool->retired() == 0 ? -1 : 0;
+  });
+  g_buffer_waiters.fetch_sub(1, std::memory_order_relaxed);
+  errno = saved_errno;
+  return b;
+}
+
+void DrainPassDone() {
+  g_pass_seq.fetch_add(1, std::memory_order_seq_cst);
+  if (g_buffer_waiters.load(std::memory_order_seq_cst) != 0) FutexWakeAll(&g_pass_seq);
 }
 
 void DrainThreadStarted(uint32_t tid) { g_drain_tid.store(tid, std::memory_order_relaxed); }

@@ -53,6 +53,17 @@ FullRingPolicy CurrentFullRingPolicy();
 inline constexpr uint64_t kNoRoom = ~uint64_t{0};
 uint64_t ReserveWhenFull(ThreadBuffer* buffer, uint32_t n);
 
+// Application thread, AcquireBufferSlow: no buffer was free. Under kWait, while some buffer is
+// retired (its thread exited) and not yet freed, waits for the drain thread to free it (bounded as
+// above; woken after each drain pass) and takes it: a thread per task, one alive at a time, lost
+// 2-11 % of its records while exited threads' buffers waited for the 10 ms round (issue 28 item 5).
+// nullptr when waiting cannot help (no retired buffer: the limit is live threads or the budget) or
+// the policy is kDrop. Keeps errno.
+ThreadBuffer* AcquireWhenNoneFree(RingPool* pool, uint32_t tid, const char* thread_name);
+// Drain thread, at the end of every pass (after freeing retired buffers): wakes threads waiting in
+// AcquireWhenNoneFree.
+void DrainPassDone();
+
 // Drain thread, at its start (its OS tid, so a waiting producer can tell a drain thread that waits
 // for a CPU from a stopped one), and 0 when it ends.
 void DrainThreadStarted(uint32_t tid);

@@ -64,9 +64,13 @@ class RingPool {
   // Application thread, slow path: take a free buffer. nullptr when none is free.
   ThreadBuffer* Acquire(uint32_t tid, const char* thread_name);
   // Application thread at exit: the drain thread drains and frees it.
-  static void Retire(ThreadBuffer* buffer) {
+  void Retire(ThreadBuffer* buffer) {
+    retired_.fetch_add(1, std::memory_order_relaxed);
     buffer->state.store(static_cast<uint32_t>(BufferState::kRetired), std::memory_order_release);
   }
+  // Buffers retired and not yet freed: a new thread that finds none free may wait for them
+  // (AcquireWhenNoneFree), since the drain thread frees them within a pass.
+  uint32_t retired() const { return retired_.load(std::memory_order_relaxed); }
 
   // Drain thread.
   ThreadBuffer* at(uint32_t i) { return &headers_[i]; }
@@ -88,6 +92,9 @@ class RingPool {
   // drain thread from draining during bursts and lost records; the producer faults them in.)
   void ReleaseIdleBlocks(uint64_t now_ns);
   static constexpr uint64_t kKeepFreeBlockNs = 1000000000;
+  // Grown segments leave this many initial rings' worth of the budget (at most a quarter of it) to
+  // threads that have not started yet.
+  static constexpr size_t kGrowthReserveRings = 64;
 
   // Child after fork: no other thread exists, so every buffer is free again; contents discarded.
   void ResetAfterFork();
@@ -102,9 +109,11 @@ class RingPool {
   uint32_t count_ = 0;
   size_t ring_bytes_ = 0;
   std::atomic<uint64_t> next_serial_{1};
+  std::atomic<uint32_t> retired_{0};
   // Growth region (drain thread only, except committed_bytes_ which Acquire also moves).
   size_t budget_bytes_ = 0;
   size_t max_ring_bytes_ = 0;
+  size_t growth_reserve_bytes_ = 0;
   char* growth_ = nullptr;
   size_t growth_bytes_ = 0;
   size_t growth_used_ = 0;                      // bump pointer

@@ -80,7 +80,7 @@ inline constexpr uint32_t kFlags = 1, kType = 2, kName = 3, kDescription = 4, kA
 namespace enums {
 inline constexpr uint32_t kClockMonotonic = 1, kClockTsc = 4;
 inline constexpr uint32_t kDropThreadBuffer = 1, kDropNoBuffer = 2, kDropCupti = 3, kDropCuptiBuffer = 4,
-                          kDropNcclPool = 5, kDropWriter = 6;
+                          kDropNcclPool = 5, kDropWriter = 6, kDropProcessEnd = 7;
 inline constexpr uint32_t kEndExit = 1, kEndUnderscoreExit = 2, kEndExec = 3, kEndAbort = 4, kEndSignal = 5;
 inline constexpr uint32_t kSeverityInfo = 1, kSeverityWarning = 2, kSeverityError = 3;
 inline constexpr uint32_t kNvtxPush = 1, kNvtxPop = 2, kNvtxStart = 3, kNvtxEnd = 4, kNvtxMark = 5,

@@ -61,6 +61,13 @@ constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 // After an end mark the drain thread writes nothing for this long (or until ResumeAfterEnd): the
 // exec or _exit that follows the mark replaces the process in microseconds to milliseconds.
 constexpr uint64_t kEndHoldNs = 500000000ull;
+// At the end of the session (exit, SIGTERM/SIGINT) the drain thread decodes what the rings hold for
+// at most this long; the rest is counted (DROP_SOURCE_PROCESS_END) and the stream closed. Threads
+// that go on recording or spinning while main exits take the drain thread's CPU: 64 of them on 2
+// cores held exit() up 3.5 s and SIGTERM past its 3 s wait, the stream cut (issue 28 item 3).
+// Recording stops when the end begins, so what is left is bounded too. Unloaded, a full 256 MiB
+// budget drains in well under this.
+constexpr uint64_t kEndDrainBudgetNs = 500000000ull;
 
 struct PendingDiagnostic {
   uint64_t ts_ns;
@@ -244,9 +251,9 @@ void PrintDropLine(Session* s) {
   Drainer& d = *s->drainer;
   uint64_t dropped = d.records_dropped_total();
   // Losses of a failing disk alone already had their line (WriteOutput): one line per problem.
-  if (dropped == 0 || s->drop_line_printed || d.thread_buffer_drops() + d.no_buffer_drops() == 0) return;
+  if (dropped == 0 || s->drop_line_printed || d.thread_buffer_drops() + d.no_buffer_drops() + d.end_drops() == 0) return;
   s->drop_line_printed = true;
-  uint64_t total = d.records_total() + dropped;
+  uint64_t total = d.records_written() + dropped;
   char pct[32];
   std::snprintf(pct, sizeof(pct), "%.1f", 100.0 * static_cast<double>(dropped) / static_cast<double>(total));
   std::string line = "dropped " + std::to_string(dropped) + " of " + std::to_string(total) + " records (" + pct + " %):";
@@ -257,8 +264,10 @@ void PrintDropLine(Session* s) {
   while (suggest < need_mb) suggest *= 2;
   if (d.thread_buffer_drops() > 0) line += " " + std::to_string(d.thread_buffer_drops()) + " thread buffers full;";
   if (d.no_buffer_drops() > 0) line += " " + std::to_string(d.no_buffer_drops()) + " records of threads that found no free thread buffer;";  // records, not threads
-  line += " GTRACE_BUFFER_MB=" + std::to_string(suggest) + " (gtrace profile --buffer-mb=" + std::to_string(suggest) +
-          "; now " + std::to_string(mb) + ") would have kept them";
+  if (d.thread_buffer_drops() + d.no_buffer_drops() > 0) {
+    line += " GTRACE_BUFFER_MB=" + std::to_string(suggest) + " (gtrace profile --buffer-mb=" + std::to_string(suggest) +
+            "; now " + std::to_string(mb) + ") would have kept them";
+  }
   if (d.thread_buffer_drops() > 0) {
     if (!s->config.full_ring_wait) {
       // The rings were full because the drain thread had too little CPU (more recording threads
@@ -270,6 +279,10 @@ void PrintDropLine(Session* s) {
     }
   }
   if (d.writer_drops() > 0) line += "; " + std::to_string(d.writer_drops()) + " more lost writing the stream (disk full or failing)";
+  if (d.end_drops() > 0) {
+    line += (d.thread_buffer_drops() + d.no_buffer_drops() > 0 ? "; " : " ") + std::to_string(d.end_drops()) + " (counted by ring slot) recorded just before the process ended were not written: the end waits " +
+            std::to_string(kEndDrainBudgetNs / 1000000) + " ms at most, and threads still running took the writer's CPU";
+  }
   PrintLine(line);
 }
 
@@ -293,6 +306,7 @@ void WriteEndMark(Session* s, uint32_t mark) {
   uint32_t kind = mark & 0xffu, sig = mark >> 8;
   FlushDiagnostics(s);
   s->drainer->DrainOnce(true);
+  FlushDiagnostics(s);  // what the emitters reported in that pass (NVTX's registry count)
   if (s->writer_lost_records > 0) s->drainer->EmitWriterDrops(s->writer_lost_records);
   s->writer_lost_records = 0;
   s->drainer->EmitClockSnapshot();
@@ -382,6 +396,7 @@ void* DrainMain(void* arg) {
       }
       FlushDiagnostics(s);
       s->drainer->DrainOnce(true);
+      FlushDiagnostics(s);
       if (s->writer_lost_records > 0) s->drainer->EmitWriterDrops(s->writer_lost_records);
       s->writer_lost_records = 0;
       s->drainer->EmitClockSnapshot();  // closes the timeline after the last records
@@ -413,7 +428,8 @@ void OnSignal(int sig, siginfo_t* info, void* context) {
   Session* s = CurrentSession();
   if (s != nullptr && !s->ended.load(std::memory_order_acquire) && !s->thread_exited.load()) {
     if (old_is_default) {
-      // The default action ends the process: finish the stream for good.
+      // The default action ends the process: finish the stream for good, within the end's budget.
+      s->drainer->SetDeadline(NowNs() + kEndDrainBudgetNs);
       s->terminate_signal.store(sig, std::memory_order_release);
     }
     uint32_t ticket = RequestTicket(s);
@@ -508,7 +524,10 @@ void ThreadExitDestructor(void* value) {
   auto* b = static_cast<ThreadBuffer*>(value);
   ThreadLocalState& s = t_gt_thread;
   if (b != nullptr && s.buffer == b && s.generation == g_generation.load(std::memory_order_relaxed)) {
-    RingPool::Retire(b);
+    g_pool->Retire(b);
+    // The drain thread frees it within its next pass: a thread pool that starts a thread per task
+    // (one alive at a time) then finds a free buffer instead of waiting for the 10 ms round.
+    PokeDrainThread();
   }
   s.buffer = nullptr;
   s.exiting = true;  // thread-local destructors that run after this must not take a new buffer
@@ -758,6 +777,7 @@ ThreadBuffer* AcquireBufferSlow() {
   char name[17] = {};
   ::prctl(PR_GET_NAME, name, 0, 0, 0);
   ThreadBuffer* b = g_pool->Acquire(CurrentTid(), name);
+  if (b == nullptr) b = AcquireWhenNoneFree(g_pool, CurrentTid(), name);
   if (b == nullptr) {
     t.retry_countdown = 1024;  // a scan of every buffer is not worth it on each record
     g_no_buffer_drops.fetch_add(1, std::memory_order_relaxed);
@@ -855,6 +875,7 @@ void EndSession(const char* reason) {
   g_enabled_sources.store(0, std::memory_order_release);
   if (s->thread_exited.load(std::memory_order_acquire)) return;  // a signal already finished the stream
   s->end_reason = reason != nullptr ? reason : "exit";
+  s->drainer->SetDeadline(NowNs() + kEndDrainBudgetNs);
   s->stop.store(true, std::memory_order_release);
   Wake(s);
   timespec deadline;

@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "collector/chunk_builder.h"
+#include "collector/clock.h"
 #include "collector/schema_fields.h"
+#include "collector/session.h"
 
 namespace gt::nvtx {
 namespace {
@@ -86,6 +89,8 @@ uint64_t g_emitted_session = 0;
 uint32_t g_domains_emitted = 0;
 uint32_t g_strings_emitted = 0;
 uint32_t g_schemas_emitted = 0;
+uint64_t g_overflows_reported = 0;  // RegistryOverflows() at the last diagnostic
+uint64_t g_overflow_report_ns = 0;
 
 // Claims a slot index below `limit`, or returns limit when full (and leaves the counter capped).
 uint32_t Claim(std::atomic<uint32_t>* counter, uint32_t limit, uint32_t n = 1) {
@@ -212,6 +217,26 @@ void EmitNvtxRegistry(gt::ChunkBuilder* chunk, uint64_t session_id) {
   if (session_id != g_emitted_session) {
     g_emitted_session = session_id;
     g_domains_emitted = g_strings_emitted = g_schemas_emitted = 0;
+    g_overflows_reported = g_overflow_report_ns = 0;
+  }
+  // Past a limit the handle is null and ranges that use it have no name (issue 28 item 6): said once
+  // on stderr, and the count in the stream (DIAGNOSTIC_EVENT) as it grows, at most once a second,
+  // and in the session's last pass (ended: the final count).
+  if (uint64_t over = RegistryOverflows(); over != g_overflows_reported) {
+    uint64_t now = gt::NowNs();
+    bool first = g_overflows_reported == 0;
+    if (first || now - g_overflow_report_ns >= 1000000000ull || !gt::SessionRunsHere()) {
+      g_overflows_reported = over;
+      g_overflow_report_ns = now;
+      gt::ReportDiagnostic(field::enums::kSeverityWarning, "nvtx",
+                           "NVTX registry full: " + std::to_string(over) +
+                               " domains, registered strings or payload schemas past its limits (" +
+                               std::to_string(kMaxDomains) + " domains, " + std::to_string(kMaxRegisteredStrings) +
+                               " registered strings, " + std::to_string(kMaxSchemas) + " schemas, " +
+                               std::to_string(kTextArenaBytes >> 20) +
+                               " MiB of text) got a null handle; ranges that use them have no name",
+                           first);
+    }
   }
   ProtoWriter& w = chunk->body();
   uint32_t n = g_domain_count.load(std::memory_order_acquire);

@@ -162,7 +162,7 @@ TEST(RingGrowth, PoolBudgetSpareAndFree) {
   std::vector<RingSegment*> left;
   Drain(a->ring, &left);
   for (RingSegment* s : left) pool.FreeSegment(s);
-  RingPool::Retire(a);
+  pool.Retire(a);
   pool.Free(a);
   EXPECT_EQ(a->ring.capacity(), slots);
   EXPECT_TRUE(a->ring.on_initial_segment());

@@ -109,10 +109,12 @@ TEST(RingPool, AcquireRetireFreeAndExhaustion) {
   EXPECT_NE(a->serial, b->serial);
   EXPECT_EQ(a->ring.capacity(), 4096u / kSlotBytes);
   a->ring.CountDrop();
-  RingPool::Retire(a);
+  pool.Retire(a);
   EXPECT_EQ(a->state.load(), static_cast<uint32_t>(BufferState::kRetired));
+  EXPECT_EQ(pool.retired(), 1u);
   EXPECT_EQ(pool.Acquire(104, "delta"), nullptr);  // retired is not free until drained
   pool.Free(a);
+  EXPECT_EQ(pool.retired(), 0u);
   ThreadBuffer* c = pool.Acquire(104, "delta");
   ASSERT_EQ(c, a);
   EXPECT_EQ(c->tid, 104u);

@@ -177,6 +177,7 @@ TEST(SchemaFields, EnumValuesMatchDescriptor) {
   EXPECT_EQ(field::enums::kDropCuptiBuffer, static_cast<uint32_t>(schema::DROP_SOURCE_CUPTI_BUFFER));
   EXPECT_EQ(field::enums::kDropNcclPool, static_cast<uint32_t>(schema::DROP_SOURCE_NCCL_POOL));
   EXPECT_EQ(field::enums::kDropWriter, static_cast<uint32_t>(schema::DROP_SOURCE_WRITER));
+  EXPECT_EQ(field::enums::kDropProcessEnd, static_cast<uint32_t>(schema::DROP_SOURCE_PROCESS_END));
   EXPECT_EQ(field::enums::kEndExit, static_cast<uint32_t>(schema::END_REASON_EXIT));
   EXPECT_EQ(field::enums::kEndUnderscoreExit, static_cast<uint32_t>(schema::END_REASON_UNDERSCORE_EXIT));
   EXPECT_EQ(field::enums::kEndExec, static_cast<uint32_t>(schema::END_REASON_EXEC));

@@ -4,6 +4,7 @@
 // without NVTX are in tests/integration/process_test.cc.)
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ using test::RunResult;
 using test::TempDir;
 
 struct Content {
-  uint64_t nvtx = 0, thread_drops = 0, cupti_drops = 0, kernels = 0, api_calls = 0;
+  uint64_t nvtx = 0, thread_drops = 0, cupti_drops = 0, end_drops = 0, kernels = 0, api_calls = 0;
   bool complete = false, read_ok = true;
   std::vector<std::string> pushed;
 };
@@ -55,6 +56,7 @@ Content Read(const std::string& path) {
     for (const auto& d : chunk.drops()) {
       bool cupti = d.source() == schema::DROP_SOURCE_CUPTI || d.source() == schema::DROP_SOURCE_CUPTI_BUFFER;
       (cupti ? c.cupti_drops : c.thread_drops) += d.dropped_records();
+      if (d.source() == schema::DROP_SOURCE_PROCESS_END) c.end_drops += d.dropped_records();
     }
   }
   c.complete = r.summary().end_of_stream;
@@ -203,6 +205,76 @@ TEST(Faults, NvtxFromASignalHandlerDuringTheSessionStartDoesNotHang) {
   EXPECT_TRUE(c.complete);
   EXPECT_EQ(std::count(c.pushed.begin(), c.pushed.end(), "first"), 1);
   EXPECT_EQ(std::count(c.pushed.begin(), c.pushed.end(), "after"), 100);
+}
+
+// Issue 28, item 3: 64 threads recording NVTX without pause when the process ends. Their spinning
+// took the drain thread's CPU: exit() took 3.5 s (0.2 s without gtrace), SIGTERM outlasted its 3 s
+// wait and left the stream without its end. Now the end decodes for at most 0.5 s, counts the rest
+// and closes the stream: bounded, complete, and every record either written or counted (by ring
+// slot past the deadline). Measured 0.7-1.1 s from the exit call to the parent's wait, load average
+// 5-7 on 2 cores. (Growth now leaves the budget room for threads yet to start: before, the first
+// threads grew into all of it and the later ones dropped 58 % of the records as "no free buffer".)
+void ExpectBoundedEnd(const std::string& mode) {
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir, "busy");
+  o.timeout_s = 60;
+  RunResult r = RunProgram({test::SamplePath("busy_exit"), "64", "2", mode}, o);
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  uint64_t returned_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+  uint64_t exit_at_ns = Field(r.out, "exit_at_ns");
+  ASSERT_GT(exit_at_ns, 0u) << r.out << r.err;
+  if (mode == "term") {
+    EXPECT_EQ(r.term_signal, SIGTERM) << r.err;
+  } else {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  // 0.5 s of decoding, the count, the last write and the kernel's exit: within the 3 s the SIGTERM
+  // handler waits and well within the 5 s exit() waits. Sanitizer builds decode and count several
+  // times slower; there only the stream's completeness is checked.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  EXPECT_LT(returned_ns - exit_at_ns, 2500000000ull) << r.err;
+#endif
+  EXPECT_EQ(r.err.find("did not finish"), std::string::npos) << r.err;
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  Content c = Read(streams[0]);
+  ASSERT_TRUE(c.read_ok);
+  EXPECT_TRUE(c.complete) << r.err;
+  EXPECT_GT(c.nvtx, 0u);
+  // What the end did not write is in the stream as a count and in the one drop line.
+  if (c.end_drops > 0) {
+    EXPECT_NE(r.err.find(" recorded just before the process ended were not written"), std::string::npos) << r.err;
+  }
+}
+
+TEST(Faults, SixtyFourThreadsStillRecordingAtExitEndBoundedAndComplete) { ExpectBoundedEnd("exit"); }
+TEST(Faults, SixtyFourThreadsStillRecordingAtSigtermEndBoundedAndComplete) { ExpectBoundedEnd("term"); }
+
+// Issue 28, item 5: a thread per task, one alive at a time, 5,000 of them. Exited threads' buffers
+// waited for the drain thread's 10 ms round to be freed, so new threads found none and dropped
+// 2-11 % of their records. Now an exiting thread wakes the drain thread, and a new thread that finds
+// only retired buffers waits for one to be freed: every range is kept.
+TEST(Faults, FiveThousandShortLivedThreadsLoseNothing) {
+  TempDir dir;
+  RunOptions o = test::TracedRun(dir, "churn");
+  o.timeout_s = 120;
+  RunResult r = RunProgram({test::SamplePath("thread_churn"), "5000", "20"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t calls = Field(r.out, "nvtx_calls");
+  ASSERT_EQ(calls, 200000u);
+  std::vector<std::string> streams = dir.Find(".gtrace");
+  ASSERT_EQ(streams.size(), 1u);
+  Content c = Read(streams[0]);
+  ASSERT_TRUE(c.read_ok);
+  EXPECT_TRUE(c.complete);
+  EXPECT_EQ(c.thread_drops, 0u) << r.err;
+  EXPECT_EQ(c.nvtx, calls);
+  // The one line a loaded machine may add: threads waited for the drain thread (documented).
+  std::string err = r.err;
+  const std::string waited = "gtrace: application threads waited ";
+  if (err.rfind(waited, 0) == 0 && Lines(err, "gtrace: ") == 1) err.clear();
+  EXPECT_EQ(err, "");
 }
 
 // Issue 28, item 4: a signal handler that records on a thread inside an NVTX call never corrupts a

@@ -67,5 +67,38 @@ TEST(NvtxRegisteredStrings, OneMillionRegisteredStringsKeepTheirNames) {
   for (int i = 0; i < kRanges; ++i) EXPECT_EQ(names[i], "s" + std::to_string(kStrings - kRanges + i)) << i;
 }
 
+// Past 2,097,152 registered strings the handle is null (the range has no name): counted and said,
+// in one stderr line and in the stream as a diagnostic (issue 28 item 6; it was silent).
+TEST(NvtxRegisteredStrings, PastTheLimitTheCountIsInTheStream) {
+  test::TempDir dir;
+  setenv("GTRACE_OUTPUT", dir.File("over").c_str(), 1);
+  setenv("GTRACE_TRACE", "nvtx", 1);
+  ASSERT_EQ(nvtx::InitializeCore(&test::GetExportTable), 1);
+  auto create = test::Core2<nvtxDomainHandle_t (*)(const char*)>(NVTX_CBID_CORE2_DomainCreateA);
+  auto reg = test::Core2<nvtxStringHandle_t (*)(nvtxDomainHandle_t, const char*)>(NVTX_CBID_CORE2_DomainRegisterStringA);
+  ASSERT_NE(reg, nullptr);
+  nvtxDomainHandle_t domain = create("over");
+  // The registry is the process's: an earlier test in this process may have filled part of it.
+  uint64_t nulls = 0;
+  for (uint64_t i = 0; nulls < 10 && i < 3000000; ++i) {
+    std::string text = "o" + std::to_string(i);
+    if (reg(domain, text.c_str()) == nullptr) ++nulls;
+  }
+  ASSERT_EQ(nulls, 10u);
+  EndSession("test");
+  std::map<uint64_t, std::string> strings;
+  uint64_t dropped = 0;
+  std::vector<std::string> diags;
+  ASSERT_NO_FATAL_FAILURE(test::ReadNvtxStream(dir, &strings, &dropped, [&](const schema::Chunk& chunk) {
+    for (const auto& d : chunk.diagnostics()) diags.push_back(d.text());
+  }));
+  // The first diagnostic may have come while the loop still ran; the last one has the final count.
+  std::string last;
+  for (const std::string& d : diags) {
+    if (d.rfind("NVTX registry full: ", 0) == 0) last = d;
+  }
+  EXPECT_EQ(last.substr(0, 28), "NVTX registry full: 10 domai") << last;
+}
+
 }  // namespace
 }  // namespace gt

@@ -74,6 +74,8 @@ const char* DropSourceName(schema::DropSource s) {
       return "NCCL event pool exhausted";
     case schema::DROP_SOURCE_WRITER:
       return "stream file could not be written";
+    case schema::DROP_SOURCE_PROCESS_END:
+      return "not written: the process ended before the writer got to them";
     default:
       return "unknown cause";
   }
